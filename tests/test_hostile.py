@@ -1,0 +1,61 @@
+"""Issue 2 acceptance: every hostile file gets the expected verdict, never a traceback, in bounded time
+and memory."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from _corpus import CORPUS, corpus_available, hostile_entries
+from ztviewer.cli import main
+
+pytestmark = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
+
+ENTRIES = hostile_entries()
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e["file"])
+def test_check_verdict(entry, capsys):
+    code = main(["check", str(CORPUS / "hostile" / entry["file"])])
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "Traceback" not in text and "internal error" not in text
+    if entry["expect"] == "reject":
+        assert code == 1, text
+        assert "error:" in text
+    else:
+        assert code == 0, text
+        assert "warning:" in text and "error:" not in text
+
+
+BOMBS = ["zt1x_zstd_bomb_6GiB.zt", "zt10_zstd_frame_declares_10GB.zt", "zt01_cbor_huge_array_len.zt",
+         "st_header_len_u64max.safetensors", "blz_rank_overflow.blz"]
+
+_PROBE = """
+import resource, sys, time
+from ztviewer.cli import main
+start = time.perf_counter()
+code = main(["check", sys.argv[1]])
+print("RESULT", code, time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.mark.parametrize("name", BOMBS)
+def test_bombs_stay_within_time_and_memory(name):
+    path = CORPUS / "hostile" / name
+    proc = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    line = next(l for l in proc.stdout.splitlines() if l.startswith("RESULT"))
+    _, code, seconds, maxrss_kib = line.split()
+    assert int(code) == 1
+    assert float(seconds) < 10
+    assert int(maxrss_kib) < 1024 * 1024  # 1 GiB
+
+
+def test_hostile_list_covers_the_folder():
+    listed = {e["file"] for e in ENTRIES}
+    present = {p.name for p in (CORPUS / "hostile").iterdir() if p.name != "HOSTILE.json"}
+    assert present <= listed | {"blz_ndim_1.blz"}, present - listed

@@ -1,0 +1,5 @@
+import sys
+
+from ztviewer.cli import main
+
+sys.exit(main())

@@ -1,0 +1,223 @@
+"""Decoding stored components into bytes and numpy arrays.
+
+Raw little-endian data is a zero-copy view of the memory map. zstd data is streamed into a preallocated
+buffer whose size is known before decoding starts (the tensor's logical size, or ``uncompressed_length``);
+when no size is known the output grows up to ``decode_limit()``. Decoding never produces more than the
+expected size, so a decompression bomb is stopped at its first surplus byte.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterator
+
+import numpy as np
+import zstandard
+
+from .dtypes import DTYPES, to_float32
+from .errors import Cancelled, DecodeError, DecodeLimitExceeded, UnsupportedLayout
+from .model import Component, Tensor, TensorFile
+
+CHUNK = 8 << 20
+_DEFAULT_LIMIT = 4 << 30
+
+CancelCheck = Callable[[], bool]
+
+
+def decode_limit() -> int:
+    """Largest decoded size of one compressed component (``ZTVIEWER_MAX_DECODED`` bytes, default 4 GiB)."""
+    value = os.environ.get("ZTVIEWER_MAX_DECODED")
+    try:
+        return int(value) if value else _DEFAULT_LIMIT
+    except ValueError:
+        return _DEFAULT_LIMIT
+
+
+def _where(tensor: Tensor, component: Component) -> dict:
+    return {"tensor": tensor.name, "component": component.role, "offset": component.offset}
+
+
+def expected_length(tensor: Tensor, component: Component) -> int | None:
+    """Decoded byte length of a component when the model determines it, else ``None``."""
+    if component.uncompressed_length is not None:
+        return component.uncompressed_length
+    if not component.is_compressed:
+        return component.length
+    if tensor.layout == "dense" and component.role == "data" and tensor.extra.get("packed") is None:
+        return tensor.dense_nbytes
+    if tensor.layout == "sparse_csr" and component.role == "indptr" and len(tensor.shape) >= 1:
+        return (tensor.shape[0] + 1) * 8
+    shape = component.extra.get("shape")
+    if shape is not None and component.dtype in DTYPES:
+        size = DTYPES[component.dtype].itemsize
+        for dim in shape:
+            size *= dim
+        return size
+    return None
+
+
+def stored_view(tf: TensorFile, tensor: Tensor, component: Component) -> memoryview:
+    """The component's stored bytes (compressed if encoded), bounds-checked."""
+    assert tf.source is not None
+    return tf.source.view(component.offset, component.length, "component", tensor=tensor.name,
+                          component=component.role)
+
+
+def _check_size(tensor: Tensor, component: Component, expected: int | None, limit: int) -> None:
+    if expected is not None and expected > limit:
+        raise DecodeLimitExceeded(
+            f"decoding would produce {expected:,} bytes, above the decode limit of {limit:,} bytes "
+            "(set ZTVIEWER_MAX_DECODED to raise it)",
+            rule="decompression output cap", **_where(tensor, component))
+
+
+def iter_decoded(
+    tf: TensorFile, tensor: Tensor, component: Component, *, align: int = 1, chunk: int = CHUNK,
+    limit: int | None = None, cancelled: CancelCheck | None = None,
+) -> Iterator[memoryview | bytes]:
+    """Stream the decoded bytes of a component in chunks whose sizes are multiples of ``align``.
+
+    The total is checked against :func:`expected_length`: a stream that ends early or runs long raises
+    :class:`DecodeError`; one that would exceed ``limit`` raises :class:`DecodeLimitExceeded`. Nothing larger
+    than ``chunk`` is ever allocated.
+    """
+    limit = decode_limit() if limit is None else limit
+    expected = expected_length(tensor, component)
+    stored = stored_view(tf, tensor, component)
+    chunk -= chunk % align or 0
+    if component.encoding == "raw":
+        for start in range(0, len(stored), chunk):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            yield stored[start:start + chunk]
+        return
+    if component.encoding != "zstd":
+        raise DecodeError(f"unknown encoding {component.encoding!r}", rule="encoding is raw or zstd",
+                          **_where(tensor, component))
+    _check_size(tensor, component, expected, limit)
+    cap = limit if expected is None else expected
+    produced = 0
+    pending = b""
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(stored, read_across_frames=True) as reader:
+            while True:
+                if cancelled is not None and cancelled():
+                    raise Cancelled()
+                part = reader.read(chunk)
+                if not part:
+                    break
+                produced += len(part)
+                if produced > cap:
+                    raise _overrun(tensor, component, expected, cap)
+                data = pending + part if pending else part
+                cut = len(data) - len(data) % align
+                pending = data[cut:]
+                if cut:
+                    yield data[:cut]
+    except zstandard.ZstdError as exc:
+        raise DecodeError(f"zstd stream is corrupt after {produced:,} decoded bytes: {exc}",
+                          rule="valid zstd frames", **_where(tensor, component)) from None
+    if expected is not None and produced != expected:
+        raise DecodeError(f"zstd stream decodes to {produced:,} bytes, expected {expected:,}",
+                          rule="decoded size = shape × dtype size", **_where(tensor, component))
+    if pending:
+        raise DecodeError(f"decoded size {produced:,} is not a multiple of the element size {align}",
+                          rule="decoded size = elements × dtype size", **_where(tensor, component))
+
+
+def _overrun(tensor: Tensor, component: Component, expected: int | None, cap: int) -> DecodeError:
+    if expected is None:
+        return DecodeLimitExceeded(
+            f"zstd stream decodes to more than the decode limit of {cap:,} bytes (set ZTVIEWER_MAX_DECODED)",
+            rule="decompression output cap", **_where(tensor, component))
+    return DecodeError(f"zstd stream decodes to more than the expected {expected:,} bytes",
+                       rule="decoded size = shape × dtype size", **_where(tensor, component))
+
+
+def component_bytes(
+    tf: TensorFile, tensor: Tensor, component: Component, *, limit: int | None = None,
+    cancelled: CancelCheck | None = None,
+) -> memoryview:
+    """All decoded bytes of a component: a zero-copy view for raw data, a filled buffer for zstd."""
+    if component.encoding == "raw":
+        return stored_view(tf, tensor, component)
+    limit = decode_limit() if limit is None else limit
+    expected = expected_length(tensor, component)
+    _check_size(tensor, component, expected, limit)
+    if expected is not None:
+        out = bytearray(expected)
+        pos = 0
+        for part in iter_decoded(tf, tensor, component, limit=limit, cancelled=cancelled):
+            out[pos:pos + len(part)] = part
+            pos += len(part)
+        return memoryview(out)
+    parts = bytearray()
+    for part in iter_decoded(tf, tensor, component, limit=limit, cancelled=cancelled):
+        parts += part
+    return memoryview(parts)
+
+
+def storage_dtype(tensor: Tensor, component: Component, dtype: str | None = None) -> np.dtype:
+    name = dtype or component.dtype or tensor.dtype
+    info = DTYPES.get(name)
+    if info is None:
+        raise DecodeError(f"cannot decode dtype {name!r}", rule="known dtype", **_where(tensor, component))
+    np_dtype = info.storage_dtype
+    if component.byte_order == "big" and np_dtype.itemsize > 1:
+        np_dtype = np_dtype.newbyteorder(">")
+    return np_dtype
+
+
+def component_array(
+    tf: TensorFile, tensor: Tensor, role: str, dtype: str | None = None, **kw,
+) -> np.ndarray:
+    """A component as a 1-D array of its stored element type (byte order as stored; read-only)."""
+    component = tensor.components[role]
+    np_dtype = storage_dtype(tensor, component, dtype)
+    data = component_bytes(tf, tensor, component, **kw)
+    if len(data) % np_dtype.itemsize:
+        raise DecodeError(f"{len(data)} bytes is not a whole number of {np_dtype.itemsize}-byte elements",
+                          rule="length = elements × dtype size", **_where(tensor, component))
+    return np.frombuffer(data, dtype=np_dtype)
+
+
+def present(bits: np.ndarray, dtype: str, raw_bits: bool = False) -> np.ndarray:
+    """Stored-bit array → the array a user sees: native byte order, bool as bool, bfloat16/float8 as float32
+    (kept as their raw uint bits when ``raw_bits``)."""
+    info = DTYPES[dtype]
+    if bits.dtype.byteorder == ">":
+        bits = bits.byteswap().view(bits.dtype.newbyteorder("="))
+    if info.kind == "bool":
+        return bits.view(np.uint8) != 0 if not raw_bits else bits
+    if info.needs_conversion and not raw_bits:
+        return to_float32(bits, dtype)
+    return bits
+
+
+def dense_array(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw) -> np.ndarray:
+    """A ``dense`` tensor as an array of its shape. Zero-copy for raw little-endian native types."""
+    if tensor.layout != "dense" or "data" not in tensor.components:
+        raise UnsupportedLayout(f"layout {tensor.layout!r} is not dense", tensor=tensor.name)
+    component = tensor.components["data"]
+    bits = component_array(tf, tensor, "data", dtype=tensor.dtype, **kw)
+    if bits.size != tensor.numel:
+        raise DecodeError(f"{bits.size} elements stored, shape {list(tensor.shape)} needs {tensor.numel}",
+                          rule="length = product(shape) × dtype size", **_where(tensor, component))
+    return present(bits, tensor.dtype, raw_bits).reshape(tensor.shape)
+
+
+def to_dense(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw) -> np.ndarray:
+    """Any decodable layout as a dense array: dense, sparse_csr / sparse_coo (densified), tensor_train
+    (reconstructed). Structural-only layouts raise :class:`UnsupportedLayout`."""
+    if tensor.layout == "dense":
+        return dense_array(tf, tensor, raw_bits=raw_bits, **kw)
+    if tensor.layout in ("sparse_csr", "sparse_coo"):
+        from .sparse import load_sparse
+
+        return load_sparse(tf, tensor, **kw).to_dense(raw_bits=raw_bits)
+    if tensor.layout == "tensor_train":
+        from . import tt
+
+        return tt.reconstruct(tt.tt_cores(tf, tensor))
+    raise UnsupportedLayout(f"layout {tensor.layout!r} can be shown structurally but not decoded",
+                            rule="supported layouts: dense, sparse_csr, sparse_coo, tensor_train",
+                            tensor=tensor.name)

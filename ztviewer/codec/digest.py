@@ -1,0 +1,124 @@
+"""Digests over stored bytes: parsing, streaming computation with progress and cancel, verification.
+
+Hashing runs over the memory map in chunks. ``crc32c`` (hardware) and ``hashlib.sha256`` both release the
+GIL on large buffers, so a worker thread verifying a file leaves the GUI thread free.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+import crc32c as _crc32c
+
+from .errors import Cancelled, DigestError, DigestMismatch
+from .model import Component, Tensor, TensorFile
+from .source import Source
+
+CHUNK = 8 << 20
+_CRC_RE = re.compile(r"0x[0-9A-Fa-f]{8}")
+_SHA_RE = re.compile(r"[0-9A-Fa-f]{64}")
+
+ProgressCallback = Callable[[int], None]
+CancelCheck = Callable[[], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    algorithm: str   # "crc32c" | "sha256"
+    value: str       # canonical: crc32c as "0x%08X", sha256 as lower-case hex
+
+    def __str__(self) -> str:
+        return f"{self.algorithm}:{self.value}"
+
+
+def parse_digest(text: str) -> Digest:
+    """Parse ``crc32c:0x1A2B3C4D`` or ``sha256:<64 hex>``; raise :class:`DigestError` otherwise."""
+    algorithm, sep, value = text.partition(":") if isinstance(text, str) else ("", "", "")
+    if not sep:
+        raise DigestError(f"digest {text!r} is not of the form 'algorithm:value'", rule="digest syntax")
+    if algorithm == "crc32c":
+        if not _CRC_RE.fullmatch(value):
+            raise DigestError(f"crc32c digest {text!r} must be '0x' followed by 8 hex digits",
+                              rule="digest syntax crc32c:0x%08X")
+        return Digest("crc32c", "0x" + value[2:].upper())
+    if algorithm == "sha256":
+        if not _SHA_RE.fullmatch(value):
+            raise DigestError(f"sha256 digest {text!r} must have 64 hex digits", rule="digest syntax sha256:<hex>")
+        return Digest("sha256", value.lower())
+    raise DigestError(f"unsupported digest algorithm {algorithm!r} (supported: crc32c, sha256)",
+                      rule="supported digest algorithms")
+
+
+class _Hasher:
+    def __init__(self, algorithm: str) -> None:
+        self.algorithm = algorithm
+        self._crc = 0
+        self._sha = hashlib.sha256() if algorithm == "sha256" else None
+        if algorithm not in ("crc32c", "sha256"):
+            raise DigestError(f"unsupported digest algorithm {algorithm!r}")
+
+    def update(self, data: memoryview | bytes) -> None:
+        if self._sha is not None:
+            self._sha.update(data)
+        else:
+            self._crc = _crc32c.crc32c(data, self._crc)
+
+    def result(self) -> Digest:
+        if self._sha is not None:
+            return Digest("sha256", self._sha.hexdigest())
+        return Digest("crc32c", f"0x{self._crc:08X}")
+
+
+def iter_chunks(source: Source, offset: int, length: int, chunk: int = CHUNK) -> Iterator[memoryview]:
+    source.check_range(offset, length, "digest range")
+    for start in range(offset, offset + length, chunk):
+        yield source.view(start, min(chunk, offset + length - start))
+
+
+def compute(
+    source: Source, offset: int, length: int, algorithm: str,
+    progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None, chunk: int = CHUNK,
+) -> Digest:
+    """Digest of ``length`` stored bytes at ``offset``. ``progress`` gets the byte count of each chunk done;
+    ``cancelled`` is polled between chunks and raises :class:`Cancelled` when it returns true."""
+    hasher = _Hasher(algorithm)
+    for part in iter_chunks(source, offset, length, chunk):
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+        hasher.update(part)
+        if progress is not None:
+            progress(len(part))
+    return hasher.result()
+
+
+def digest_component(source: Source, component: Component, algorithm: str, **kw) -> Digest:
+    return compute(source, component.offset, component.length, algorithm, **kw)
+
+
+def verify_component(
+    source: Source, tensor: Tensor, component: Component,
+    progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,
+) -> Digest:
+    """Check a component against its recorded digest; raise :class:`DigestMismatch` when it differs."""
+    if component.digest is None:
+        raise DigestError("component has no digest", tensor=tensor.name, component=component.role)
+    try:
+        expected = parse_digest(component.digest)
+    except DigestError as exc:
+        raise exc.located(tensor=tensor.name, component=component.role)
+    actual = compute(source, component.offset, component.length, expected.algorithm, progress, cancelled)
+    if actual != expected:
+        raise DigestMismatch(
+            f"{expected.algorithm} of the stored bytes [{component.offset}, {component.end}) is {actual.value}, "
+            f"the file records {expected.value}",
+            offset=component.offset, rule="digest over the stored bytes", tensor=tensor.name,
+            component=component.role,
+        )
+    return actual
+
+
+def components_with_digests(tf: TensorFile, tensors: Iterable[Tensor] | None = None) -> list[tuple[Tensor, Component]]:
+    return [(t, c) for t in (tf.tensors if tensors is None else tensors)
+            for c in t.components.values() if c.digest is not None]

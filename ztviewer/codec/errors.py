@@ -1,0 +1,114 @@
+"""Error types of the codec core.
+
+Every failure the codec raises is a :class:`CodecError` (a ``ValueError``), carrying where it happened
+(tensor, component, byte offset) and which rule was broken, so a caller can turn it into a
+:class:`~ztviewer.codec.model.Problem` without parsing the message.
+"""
+from __future__ import annotations
+
+
+class CodecError(ValueError):
+    """Base of every error the codec raises for bad input."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        offset: int | None = None,
+        rule: str = "",
+        tensor: str | None = None,
+        component: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.rule = rule
+        self.tensor = tensor
+        self.component = component
+
+    def located(self, *, tensor: str | None = None, component: str | None = None) -> "CodecError":
+        """Fill in the tensor/component where the caller knows them and the raiser did not."""
+        if self.tensor is None:
+            self.tensor = tensor
+        if self.component is None:
+            self.component = component
+        return self
+
+    def to_problem(self, severity: str = "error"):
+        from .model import Problem, Severity
+
+        return Problem(
+            Severity(severity), self.message, rule=self.rule, tensor=self.tensor,
+            component=self.component, offset=self.offset,
+        )
+
+    def __str__(self) -> str:
+        return self.to_problem().describe()
+
+
+class UnknownFormat(CodecError):
+    """The first bytes match no format ztviewer knows."""
+
+
+class UnsupportedFormat(CodecError):
+    """A recognised format or version that ztviewer cannot read (yet)."""
+
+
+class TruncatedFile(CodecError):
+    """The file ends before a structure it declares."""
+
+
+class OutOfBounds(CodecError):
+    """A byte range points outside the file, or its end overflows."""
+
+
+class HeaderError(CodecError):
+    """The header / manifest / footer is malformed."""
+
+
+class HeaderTooLarge(HeaderError):
+    """The declared header or manifest size is larger than the file or than the configured cap."""
+
+
+class ManifestDecodeError(HeaderError):
+    """The manifest bytes are not valid CBOR / JSON / UTF-8."""
+
+
+class SchemaError(HeaderError):
+    """A manifest entry has a missing key, a wrong type or an invalid value."""
+
+
+class InvalidOffset(CodecError):
+    """Offsets overlap, leave holes, are reversed or are not aligned as the format requires."""
+
+
+class UnknownDType(SchemaError):
+    """A dtype name the format does not define."""
+
+
+class DecodeError(CodecError):
+    """Tensor data cannot be decoded (corrupt compressed stream, wrong size, bad sparse structure)."""
+
+
+class DecodeLimitExceeded(DecodeError):
+    """Decoding would produce more bytes than the configured limit (decompression-bomb guard)."""
+
+
+class SparseStructureError(DecodeError):
+    """Sparse index components are inconsistent (indptr not monotonic, indices outside the shape…)."""
+
+
+class DigestError(CodecError):
+    """A digest string is malformed or names an unsupported algorithm."""
+
+
+class DigestMismatch(CodecError):
+    """The stored bytes do not match the recorded digest."""
+
+
+class UnsupportedLayout(CodecError):
+    """The tensor's layout can be shown structurally but not decoded to a dense array."""
+
+
+class Cancelled(Exception):
+    """Long-running work was cancelled by the caller (not an input error)."""

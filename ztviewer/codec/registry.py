@@ -1,0 +1,114 @@
+"""Format registry: each format module registers a sniff function, a reader and (optionally) a writer.
+
+Detection is by magic bytes only; the extension is used as a hint for the message when nothing matches.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from .errors import CodecError, UnknownFormat
+from .model import Severity, TensorFile, Problem
+from .source import Source
+
+HEAD_BYTES = 64
+
+
+class Reader(Protocol):
+    def __call__(self, source: Source) -> TensorFile: ...
+
+
+@dataclass(frozen=True)
+class FormatHandler:
+    name: str                      # "zt", "safetensors", "blz", "zt-v2"
+    description: str
+    extensions: tuple[str, ...]
+    sniff: Callable[[bytes, int], bool]   # (first HEAD_BYTES bytes, file size) → is it mine?
+    read: Reader
+    write: Callable[..., Any] | None = None
+
+
+_HANDLERS: list[FormatHandler] = []
+
+
+def register(handler: FormatHandler) -> FormatHandler:
+    _HANDLERS[:] = [h for h in _HANDLERS if h.name != handler.name]
+    _HANDLERS.append(handler)
+    return handler
+
+
+def handlers() -> list[FormatHandler]:
+    _load_builtin_formats()
+    return list(_HANDLERS)
+
+
+def handler_named(name: str) -> FormatHandler:
+    for h in handlers():
+        if h.name == name:
+            return h
+    raise KeyError(name)
+
+
+def detect(head: bytes, size: int) -> FormatHandler | None:
+    for h in handlers():
+        if h.sniff(head, size):
+            return h
+    return None
+
+
+def _extension_hint(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    for h in handlers():
+        if ext in h.extensions:
+            return h.name
+    return "unknown"
+
+
+def read_source(source: Source) -> TensorFile:
+    """Parse an already opened source. Always returns a TensorFile; a fatal container error makes it
+    ``readable=False`` with the error in ``problems``."""
+    head = source.head(HEAD_BYTES)
+    handler = detect(head, source.size)
+    try:
+        if handler is None:
+            raise _unknown_format_error(source, head)
+        tf = handler.read(source)
+    except CodecError as exc:
+        fmt = handler.name if handler else _extension_hint(source.path)
+        return TensorFile(path=source.path, format=fmt, variant="", source=source, readable=False,
+                          problems=[exc.to_problem()])
+    tf.source = source
+    return tf
+
+
+def open_file(path: str | os.PathLike[str]) -> TensorFile:
+    """Open and parse a tensor file (raises ``OSError`` only when the path cannot be opened)."""
+    return read_source(Source(path))
+
+
+def _unknown_format_error(source: Source, head: bytes) -> UnknownFormat:
+    hint = _extension_hint(source.path)
+    if source.size == 0:
+        what = "the file is empty (0 bytes)"
+    else:
+        shown = head[:8]
+        what = f"unrecognised leading bytes {shown!r} ({source.size} bytes in all)"
+    expected = {
+        "zt": "a zTensor file starts with 'ZTEN0001', 'ZTEN1000' or the v2 magic",
+        "safetensors": "a safetensors file starts with a u64 header length followed by '{'",
+        "blz": "a .blz file starts with 'BLZ1'",
+    }.get(hint, "known formats: zTensor (.zt), safetensors, BLZ1 (.blz)")
+    return UnknownFormat(f"not a tensor file ztviewer can read: {what}; {expected}", offset=0,
+                         rule="format detection by magic bytes")
+
+
+def _load_builtin_formats() -> None:
+    if not _HANDLERS:
+        from .formats import load_all
+
+        load_all()
+
+
+__all__ = ["FormatHandler", "register", "handlers", "handler_named", "detect", "open_file", "read_source",
+           "Problem", "Severity"]

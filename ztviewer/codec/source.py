@@ -1,0 +1,97 @@
+"""Read-only, bounds-checked access to a file's bytes through a memory map."""
+from __future__ import annotations
+
+import mmap
+import os
+from typing import BinaryIO
+
+from .errors import OutOfBounds
+
+
+class Source:
+    """A file's bytes, mapped read-only. Every slice is checked against the file size.
+
+    A zero-byte file cannot be mapped; it is represented by an empty buffer.
+    ``Source.from_bytes`` wraps in-memory data the same way (tests, fuzzing).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._file: BinaryIO | None = open(self.path, "rb")
+        try:
+            self.size = os.fstat(self._file.fileno()).st_size
+            if self.size:
+                self._map: mmap.mmap | None = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+                self._buffer = memoryview(self._map)
+            else:
+                self._map = None
+                self._buffer = memoryview(b"")
+        except BaseException:
+            self._file.close()
+            raise
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray, path: str = "<memory>") -> "Source":
+        self = cls.__new__(cls)
+        self.path = path
+        self._file = None
+        self._map = None
+        self.size = len(data)
+        self._buffer = memoryview(bytes(data))
+        return self
+
+    def check_range(self, offset: int, length: int, what: str = "range", **where: object) -> None:
+        """Raise :class:`OutOfBounds` unless ``[offset, offset+length)`` lies inside the file."""
+        if offset < 0 or length < 0:
+            raise OutOfBounds(f"{what} has a negative offset or length ({offset}, {length})",
+                              offset=offset, rule="byte ranges must lie inside the file", **where)
+        if offset + length > self.size:
+            raise OutOfBounds(
+                f"{what} [{offset}, {offset + length}) runs past the end of the file ({self.size} bytes)",
+                offset=offset, rule="offset + length <= file size", **where,
+            )
+
+    def view(self, offset: int, length: int, what: str = "range", **where: object) -> memoryview:
+        """A zero-copy view of ``length`` bytes at ``offset``."""
+        self.check_range(offset, length, what, **where)
+        return self._buffer[offset:offset + length]
+
+    def read(self, offset: int, length: int, what: str = "range", **where: object) -> bytes:
+        return bytes(self.view(offset, length, what, **where))
+
+    def head(self, n: int) -> bytes:
+        return bytes(self._buffer[:n])
+
+    def tail(self, n: int) -> bytes:
+        return bytes(self._buffer[max(0, self.size - n):])
+
+    def window(self, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``, clipped at EOF (for hex views)."""
+        offset = max(0, min(offset, self.size))
+        return bytes(self._buffer[offset:min(self.size, offset + max(0, length))])
+
+    @property
+    def buffer(self) -> memoryview:
+        return self._buffer
+
+    def close(self) -> None:
+        """Release the map. Views still held elsewhere (numpy arrays) keep it alive until collected."""
+        try:
+            self._buffer.release()
+        except BufferError:
+            pass
+        if self._map is not None:
+            try:
+                self._map.close()
+            except BufferError:
+                pass
+            self._map = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> "Source":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,213 @@
+"""Sparse tensors: load CSR / COO components, validate the index structure, densify.
+
+Index arrays are validated before any use (indptr starts at 0, never decreases, ends at nnz; every index
+inside the shape), so a corrupt file can never make numpy write outside the dense array.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from .decode import component_bytes, decode_limit, present, storage_dtype
+from .dtypes import DTYPES
+from .errors import DecodeLimitExceeded, SparseStructureError
+from .model import Tensor, TensorFile
+
+_U64 = np.dtype("<u8")
+
+
+def _fail(tensor: Tensor, message: str, component: str | None = None, rule: str = "") -> SparseStructureError:
+    offset = tensor.components[component].offset if component in tensor.components else None
+    return SparseStructureError(message, tensor=tensor.name, component=component, offset=offset,
+                                rule=rule or "sparse structure")
+
+
+@dataclass(slots=True)
+class SparseCSR:
+    """Compressed sparse rows of a 2-D tensor; ``values`` holds the stored bits."""
+
+    shape: tuple[int, int]
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    dtype: str
+
+    @property
+    def nnz(self) -> int:
+        return int(self.values.size)
+
+    def row_ids(self) -> np.ndarray:
+        return np.repeat(np.arange(self.shape[0], dtype=np.int64), np.diff(self.indptr).astype(np.int64))
+
+    def coordinates(self) -> np.ndarray:
+        """(2, nnz) int64 row/column indices."""
+        return np.stack([self.row_ids(), self.indices.astype(np.int64)])
+
+    def to_dense(self, raw_bits: bool = False) -> np.ndarray:
+        return _densify(self.shape, self.coordinates(), self.values, self.dtype, raw_bits)
+
+
+@dataclass(slots=True)
+class SparseCOO:
+    """Coordinate list; ``coords`` is (ndim, nnz), ``values`` the stored bits."""
+
+    shape: tuple[int, ...]
+    coords: np.ndarray
+    values: np.ndarray
+    dtype: str
+
+    @property
+    def nnz(self) -> int:
+        return int(self.values.size)
+
+    def coordinates(self) -> np.ndarray:
+        return self.coords.astype(np.int64)
+
+    def to_dense(self, raw_bits: bool = False) -> np.ndarray:
+        return _densify(self.shape, self.coordinates(), self.values, self.dtype, raw_bits)
+
+
+Sparse = SparseCSR | SparseCOO
+
+
+def _check_dense_size(shape: tuple[int, ...], dtype: str) -> None:
+    nbytes = math.prod(shape) * DTYPES[dtype].itemsize
+    if nbytes > decode_limit():
+        raise DecodeLimitExceeded(f"the dense equivalent needs {nbytes:,} bytes, above the decode limit "
+                                  f"of {decode_limit():,} (set ZTVIEWER_MAX_DECODED)",
+                                  rule="decompression output cap")
+
+
+def _densify(shape, coords, values, dtype, raw_bits) -> np.ndarray:
+    _check_dense_size(tuple(shape), dtype)
+    shown = present(values, dtype, raw_bits)
+    dense = np.zeros(shape, dtype=shown.dtype)
+    if values.size:
+        dense[tuple(coords)] = shown
+    return dense
+
+
+def iter_dense_chunks(sparse: Sparse, chunk_elements: int = 1 << 20, raw_bits: bool = True) -> Iterator[np.ndarray]:
+    """The dense equivalent in row-major order, as flat chunks (bounded memory, for hashing)."""
+    shape = sparse.shape
+    total = math.prod(shape)
+    coords = sparse.coordinates()
+    flat = np.ravel_multi_index(tuple(coords), shape) if sparse.nnz and total else np.zeros(0, np.int64)
+    order = np.argsort(flat, kind="stable")
+    flat = flat[order]
+    shown = present(sparse.values, sparse.dtype, raw_bits)[order]
+    for start in range(0, total, chunk_elements):
+        stop = min(total, start + chunk_elements)
+        out = np.zeros(stop - start, dtype=shown.dtype)
+        lo, hi = np.searchsorted(flat, [start, stop])
+        out[flat[lo:hi] - start] = shown[lo:hi]
+        yield out
+
+
+def _u64(tf: TensorFile, tensor: Tensor, role: str, **kw) -> np.ndarray:
+    component = tensor.components[role]
+    data = component_bytes(tf, tensor, component, **kw)
+    if len(data) % 8:
+        raise _fail(tensor, f"{role} has {len(data)} bytes, not a whole number of u64 indices", role)
+    return np.frombuffer(data, dtype=storage_dtype(tensor, component, "uint64"))
+
+
+def _values(tf: TensorFile, tensor: Tensor, role: str = "values", **kw) -> np.ndarray:
+    component = tensor.components[role]
+    np_dtype = storage_dtype(tensor, component, tensor.dtype)
+    data = component_bytes(tf, tensor, component, **kw)
+    if len(data) % np_dtype.itemsize:
+        raise _fail(tensor, f"values have {len(data)} bytes, not a whole number of {tensor.dtype} elements",
+                    role)
+    return np.frombuffer(data, dtype=np_dtype)
+
+
+def validate_csr(tensor: Tensor, shape: tuple[int, ...], indptr: np.ndarray, indices: np.ndarray,
+                 nnz: int, where: tuple[str, str] = ("indptr", "indices")) -> None:
+    if len(shape) != 2:
+        raise _fail(tensor, f"sparse_csr needs a 2-D shape, got {list(shape)}", rule="CSR is 2-D")
+    rows, cols = shape
+    if indptr.size != rows + 1:
+        raise _fail(tensor, f"indptr has {indptr.size} entries, rows + 1 = {rows + 1} expected", where[0],
+                    "len(indptr) = rows + 1")
+    if indptr[0] != 0:
+        raise _fail(tensor, f"indptr starts at {int(indptr[0])}, must start at 0", where[0], "indptr[0] = 0")
+    if np.any(indptr[1:] < indptr[:-1]):
+        row = int(np.argmax(indptr[1:] < indptr[:-1]))
+        raise _fail(tensor, f"indptr decreases at row {row}", where[0], "indptr is non-decreasing")
+    if int(indptr[-1]) != nnz or indices.size != nnz:
+        raise _fail(tensor, f"indptr ends at {int(indptr[-1])}, {indices.size} indices and {nnz} values "
+                    "must all agree", where[0], "indptr[-1] = nnz = len(indices) = len(values)")
+    if nnz and int(indices.max()) >= cols:
+        bad = int(np.argmax(indices >= cols))
+        raise _fail(tensor, f"column index {int(indices[bad])} at position {bad} is outside {cols} columns",
+                    where[1], "0 <= indices < columns")
+
+
+def validate_coo(tensor: Tensor, shape: tuple[int, ...], coords: np.ndarray, role: str = "coords") -> None:
+    for dim, extent in enumerate(shape):
+        row = coords[dim]
+        if row.size and int(row.max()) >= extent:
+            bad = int(np.argmax(row >= extent))
+            raise _fail(tensor, f"coordinate {int(row[bad])} of dimension {dim} at position {bad} is "
+                        f"outside the extent {extent}", role, "0 <= coords[d] < shape[d]")
+
+
+def load_sparse(tf: TensorFile, tensor: Tensor, **kw) -> Sparse:
+    """Read and validate a sparse tensor (v1.0 / objects components, or v0.1's packed crate blob)."""
+    shape = tuple(tensor.shape)
+    if tensor.extra.get("packed") == "crate":
+        return _load_crate(tf, tensor, shape, **kw)
+    if tensor.layout == "sparse_csr":
+        for role in ("values", "indices", "indptr"):
+            if role not in tensor.components:
+                raise _fail(tensor, f"sparse_csr tensor has no {role!r} component", None, "required components")
+        values = _values(tf, tensor, **kw)
+        indptr, indices = _u64(tf, tensor, "indptr", **kw), _u64(tf, tensor, "indices", **kw)
+        validate_csr(tensor, shape, indptr, indices, values.size)
+        return SparseCSR(shape, indptr, indices, values, tensor.dtype)  # type: ignore[arg-type]
+    for role in ("values", "coords"):
+        if role not in tensor.components:
+            raise _fail(tensor, f"sparse_coo tensor has no {role!r} component", None, "required components")
+    values = _values(tf, tensor, **kw)
+    coords = _u64(tf, tensor, "coords", **kw)
+    ndim = len(shape)
+    if coords.size != ndim * values.size:
+        raise _fail(tensor, f"coords hold {coords.size} indices, ndim × nnz = {ndim} × {values.size} expected",
+                    "coords", "len(coords) = ndim × nnz")
+    coords = coords.reshape(ndim, values.size)
+    validate_coo(tensor, shape, coords)
+    return SparseCOO(shape, coords, values, tensor.dtype)
+
+
+def _load_crate(tf: TensorFile, tensor: Tensor, shape: tuple[int, ...], **kw) -> Sparse:
+    component = tensor.components["data"]
+    blob = component_bytes(tf, tensor, component, **kw)
+    value_dtype = storage_dtype(tensor, component, tensor.dtype)
+    index_dtype = _U64.newbyteorder(">") if component.byte_order == "big" else _U64
+    width = value_dtype.itemsize
+    if tensor.layout == "sparse_coo":
+        ndim = len(shape)
+        record = np.dtype([("idx", index_dtype, (ndim,)), ("val", value_dtype)])
+        if len(blob) % record.itemsize:
+            raise _fail(tensor, f"packed COO blob of {len(blob)} bytes is not a whole number of "
+                        f"{record.itemsize}-byte (indices, value) records", "data", "crate COO packing")
+        records = np.frombuffer(blob, dtype=record)
+        coords = np.ascontiguousarray(records["idx"].T)
+        validate_coo(tensor, shape, coords, "data")
+        return SparseCOO(shape, coords, np.ascontiguousarray(records["val"]), tensor.dtype)
+    if len(shape) != 2:
+        raise _fail(tensor, f"sparse_csr needs a 2-D shape, got {list(shape)}", "data", "CSR is 2-D")
+    head = (shape[0] + 1) * 8
+    nnz, rest = divmod(len(blob) - head, 8 + width)
+    if len(blob) < head or rest:
+        raise _fail(tensor, f"packed CSR blob of {len(blob)} bytes does not split into indptr|indices|values",
+                    "data", "crate CSR packing")
+    indptr = np.frombuffer(blob, index_dtype, shape[0] + 1, 0)
+    indices = np.frombuffer(blob, index_dtype, nnz, head)
+    values = np.frombuffer(blob, value_dtype, nnz, head + 8 * nnz)
+    validate_csr(tensor, shape, indptr, indices, nnz, ("data", "data"))
+    return SparseCSR(shape, indptr, indices, values, tensor.dtype)  # type: ignore[arg-type]

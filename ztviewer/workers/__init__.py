@@ -1,0 +1,6 @@
+"""Background jobs (QtCore only): a QRunnable per job, its signals on a separate QObject, cancel by flag."""
+from .base import Worker, WorkerSignals
+from .tasks import ComponentCheck, DigestState, OpenedFile, OpenFileTask, VerifyDigestsTask
+
+__all__ = ["ComponentCheck", "DigestState", "OpenFileTask", "OpenedFile", "VerifyDigestsTask", "Worker",
+           "WorkerSignals"]
