@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Sequence
 
-SAMPLES_DIR = Path(__file__).resolve().parent / "resources" / "samples"
+from .paths import SAMPLES as SAMPLES_DIR
 
 
 def demo_files() -> list[str]:
@@ -18,7 +17,14 @@ def launch_gui(argv: Sequence[str]) -> int:
         "Commands: info, check, export, convert, edit (ztviewer COMMAND --help).")
     parser.add_argument("files", nargs="*", help=".zt, .safetensors or .blz files to open")
     parser.add_argument("--demo", action="store_true", help="open the bundled sample files")
+    parser.add_argument("--install-desktop", action="store_true",
+                        help="register file types, icon and menu entry for this user (Linux), then exit")
+    parser.add_argument("--uninstall-desktop", action="store_true", help="undo --install-desktop, then exit")
     args = parser.parse_args(list(argv))
+    if args.install_desktop or args.uninstall_desktop:
+        from . import desktop
+
+        return desktop.main(["install" if args.install_desktop else "uninstall"])
     files = list(args.files) + (demo_files() if args.demo else [])
     from .gui.app import main as gui_main
 

@@ -1,0 +1,6 @@
+#!/usr/bin/env sh
+# Removes what install.sh put under $XDG_DATA_HOME (default ~/.local/share).
+set -eu
+here=$(cd "$(dirname "$0")/../.." && pwd)
+PYTHON=${PYTHON:-python3}
+PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" exec "$PYTHON" -m ztviewer.desktop uninstall
