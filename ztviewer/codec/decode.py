@@ -57,8 +57,7 @@ def expected_length(tensor: Tensor, component: Component) -> int | None:
 
 def stored_view(tf: TensorFile, tensor: Tensor, component: Component) -> memoryview:
     """The component's stored bytes (compressed if encoded), bounds-checked."""
-    assert tf.source is not None
-    return tf.source.view(component.offset, component.length, "component", tensor=tensor.name,
+    return tf.source_for(tensor).view(component.offset, component.length, "component", tensor=tensor.name,
                           component=component.role)
 
 

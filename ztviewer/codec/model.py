@@ -184,6 +184,13 @@ class TensorFile:
         except KeyError:
             raise KeyError(f"no tensor named {name!r} in {self.path}") from None
 
+    def source_for(self, tensor: Tensor) -> "Source":
+        """The source holding a tensor's bytes: the file's own, or its shard's in a multi-file set."""
+        source = tensor.extra.get("source") or self.source
+        if source is None:
+            raise ValueError(f"{self.path} has no open source")
+        return source
+
     def invalidate_index(self) -> None:
         self._by_name = None
 
