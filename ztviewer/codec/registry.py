@@ -103,11 +103,17 @@ def _unknown_format_error(source: Source, head: bytes) -> UnknownFormat:
                          rule="format detection by magic bytes")
 
 
+_BUILTINS_LOADED = False
+
+
 def _load_builtin_formats() -> None:
-    if not _HANDLERS:
+    # A flag, not "no handler yet": importing one format module directly must not hide the others.
+    global _BUILTINS_LOADED
+    if not _BUILTINS_LOADED:
         from .formats import load_all
 
         load_all()
+        _BUILTINS_LOADED = True
 
 
 __all__ = ["FormatHandler", "register", "handlers", "handler_named", "detect", "open_file", "read_source",

@@ -1,0 +1,80 @@
+"""CLI behaviour: exit codes, usage errors, export, text output — never a traceback."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from _corpus import CORPUS, corpus_available
+from ztviewer.cli import main
+
+needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
+DTYPES_ZT = CORPUS / "zt_v1.0" / "ztensor-1.0.1" / "dtypes_2d.zt"
+EXTRA_ST = CORPUS / "safetensors" / "safetensors-0.8.0" / "dtypes_2d.safetensors"
+
+
+def test_missing_path_is_a_usage_error(capsys, tmp_path):
+    assert main(["check", str(tmp_path / "nope.zt")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_directory_without_a_tensor_set_is_a_usage_error(capsys, tmp_path):
+    assert main(["check", str(tmp_path)]) in (1, 2)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_bad_arguments_exit_2(capsys):
+    assert main(["info"]) == 2
+    assert main(["export", "x.zt"]) == 2
+
+
+def test_help_exits_0(capsys):
+    assert main(["--help"]) == 0
+    assert "info" in capsys.readouterr().out
+
+
+def test_unknown_format_is_reported_not_raised(capsys, tmp_path):
+    path = tmp_path / "junk.zt"
+    path.write_bytes(b"hello world, not a tensor file")
+    assert main(["check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "error:" in out and "ZTEN" in out
+
+
+def test_process_never_prints_a_traceback(tmp_path):
+    path = tmp_path / "junk.safetensors"
+    path.write_bytes(b"\xff" * 64)
+    proc = subprocess.run([sys.executable, "-m", "ztviewer", "check", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+
+
+@needs_corpus
+def test_info_text_lists_tensors_and_components(capsys):
+    assert main(["info", str(DTYPES_ZT)]) == 0
+    out = capsys.readouterr().out
+    assert "zt v1.0" in out
+    assert "data: @64 +" in out
+
+
+@needs_corpus
+def test_export_bfloat16_as_float32_and_raw(tmp_path, capsys):
+    doc_code = main(["info", "--json", str(EXTRA_ST)])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc_code == 0
+    bf16 = next(t for t in doc["tensors"] if t["dtype"] == "bfloat16")
+    out, raw = tmp_path / "a.npy", tmp_path / "b.npy"
+    assert main(["export", str(EXTRA_ST), bf16["name"], "-o", str(out)]) == 0
+    assert main(["export", str(EXTRA_ST), bf16["name"], "-o", str(raw), "--raw"]) == 0
+    values, bits = np.load(out), np.load(raw)
+    assert values.dtype == np.float32 and bits.dtype == np.uint16
+    assert np.array_equal(values.view(np.uint32) >> 16, bits.astype(np.uint32))
+
+
+@needs_corpus
+def test_export_unknown_tensor_is_a_usage_error(tmp_path, capsys):
+    assert main(["export", str(DTYPES_ZT), "no_such_tensor", "-o", str(tmp_path / "x.npy")]) == 2
+    assert "no tensor named" in capsys.readouterr().err

@@ -1,0 +1,173 @@
+"""Tensor-train (TT) math over numpy cores.
+
+Core ``k`` has shape ``(r[k], d[k], r[k+1])`` with ``r[0] = r[n] = 1``; the tensor's element at
+``(i0, …, i{n-1})`` is ``cores[0][:, i0, :] @ … @ cores[n-1][:, i{n-1}, :]``. :func:`element` and
+:func:`slice2d` contract only what they need, so a view never builds the dense tensor. Only
+:func:`tt_cores` touches a file: it maps the cores zero-copy out of an opened :class:`TensorFile`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .dtypes import dtype_info
+from .errors import CodecError, DecodeError, DecodeLimitExceeded, UnsupportedLayout
+from .model import Tensor, TensorFile
+
+
+class TensorTrainError(DecodeError):
+    """Tensor-train cores do not chain, or an axis or index is out of range."""
+
+
+def tt_cores(tf: TensorFile, tensor: Tensor) -> list[np.ndarray]:
+    """The cores of a ``tensor_train`` tensor as read-only views on the file's map (no copy)."""
+    if tensor.layout != "tensor_train":
+        raise UnsupportedLayout(f"layout {tensor.layout!r} is not a tensor train", tensor=tensor.name)
+    if tf.source is None:
+        raise CodecError("the file has no open source to read the cores from", tensor=tensor.name)
+    info = dtype_info(tensor.dtype)
+    if info is None:
+        raise TensorTrainError(f"cores of dtype {tensor.dtype!r} cannot be decoded", tensor=tensor.name)
+    cores = []
+    for k in range(len(tensor.shape)):
+        role = f"core_{k}"
+        component = tensor.components.get(role)
+        if component is None:
+            raise TensorTrainError(f"the tensor has no component {role!r}", tensor=tensor.name, component=role)
+        shape = tuple(component.extra.get("shape", ()))
+        if len(shape) != 3 or math.prod(shape) * info.itemsize != component.length:
+            raise TensorTrainError(f"{role} is {component.length} bytes, which does not hold a core of shape "
+                                   f"{shape} of {tensor.dtype}", tensor=tensor.name, component=role,
+                                   offset=component.offset)
+        view = tf.source.view(component.offset, component.length, role, tensor=tensor.name, component=role)
+        cores.append(np.frombuffer(view, dtype=info.storage_dtype).reshape(shape))
+    check_cores(cores)
+    return cores
+
+
+def check_cores(cores: Sequence[np.ndarray]) -> None:
+    """Raise :class:`TensorTrainError` unless the cores form a tensor train."""
+    if not cores:
+        raise TensorTrainError("a tensor train needs at least one core")
+    for k, core in enumerate(cores):
+        if core.ndim != 3:
+            raise TensorTrainError(f"core {k} has {core.ndim} dimensions; TT cores are (r_left, d, r_right)")
+    if cores[0].shape[0] != 1 or cores[-1].shape[2] != 1:
+        raise TensorTrainError(f"the boundary ranks are {cores[0].shape[0]} and {cores[-1].shape[2]}; both must "
+                               "be 1")
+    for k in range(len(cores) - 1):
+        if cores[k].shape[2] != cores[k + 1].shape[0]:
+            raise TensorTrainError(f"core {k} ends with rank {cores[k].shape[2]} but core {k + 1} starts with rank "
+                                   f"{cores[k + 1].shape[0]}")
+
+
+def tt_shape(cores: Sequence[np.ndarray]) -> tuple[int, ...]:
+    return tuple(core.shape[1] for core in cores)
+
+
+def ranks(cores: Sequence[np.ndarray]) -> tuple[int, ...]:
+    """``(r[0], …, r[n])``: the bond dimensions, boundary ranks included."""
+    check_cores(cores)
+    return (cores[0].shape[0],) + tuple(core.shape[2] for core in cores)
+
+
+def reconstruct(cores: Sequence[np.ndarray], limit: int | None = None) -> np.ndarray:
+    """The full dense tensor, contracted left to right. ``limit`` caps its number of elements."""
+    check_cores(cores)
+    shape = tt_shape(cores)
+    if limit is not None and math.prod(shape) > limit:
+        raise DecodeLimitExceeded(f"the dense tensor {shape} has {math.prod(shape)} elements, over the limit of "
+                                  f"{limit}")
+    result = cores[0].reshape(shape[0], cores[0].shape[2])
+    rows = shape[0]
+    for core in cores[1:]:
+        r_left, dim, r_right = core.shape
+        result = result.reshape(rows, r_left) @ core.reshape(r_left, dim * r_right)
+        rows *= dim
+    return result.reshape(shape)
+
+
+def element(cores: Sequence[np.ndarray], index: Sequence[int]) -> np.generic:
+    """One element, at a cost of ``n`` small vector-matrix products."""
+    check_cores(cores)
+    shape = tt_shape(cores)
+    if len(index) != len(shape):
+        raise TensorTrainError(f"index {tuple(index)} has {len(index)} entries; the tensor has {len(shape)} axes")
+    idx = [_checked_index(axis, i, shape[axis]) for axis, i in enumerate(index)]
+    vector = cores[0][:, idx[0], :]
+    for core, i in zip(cores[1:], idx[1:]):
+        vector = vector @ core[:, i, :]
+    return vector[0, 0]
+
+
+def slice2d(cores: Sequence[np.ndarray], axes: tuple[int, int] = (0, 1),
+            fixed: Mapping[int, int] | None = None) -> np.ndarray:
+    """The 2-D slice ``T[..., :, ..., :, ...]`` over ``axes`` (rows, columns), every other axis fixed.
+
+    The fixed cores are contracted to vectors first, so the cost is about ``d_i * d_j * r`` plus
+    ``r^2`` per fixed axis, never the size of the whole tensor.
+    """
+    check_cores(cores)
+    shape = tt_shape(cores)
+    ndim = len(shape)
+    if len(axes) != 2:
+        raise TensorTrainError(f"a 2-D slice needs two axes, got {tuple(axes)}")
+    row_axis, col_axis = (_checked_axis(axis, ndim) for axis in axes)
+    if row_axis == col_axis:
+        raise TensorTrainError(f"the two displayed axes must differ, got {row_axis} twice")
+    fixed = dict(fixed or {})
+    expected = set(range(ndim)) - {row_axis, col_axis}
+    if set(fixed) != expected:
+        raise TensorTrainError(f"fixed indices must be given for exactly the axes {sorted(expected)}, got "
+                               f"{sorted(fixed)}")
+    at = {axis: _checked_index(axis, i, shape[axis]) for axis, i in fixed.items()}
+    first, second = sorted((row_axis, col_axis))
+    dtype = np.result_type(*cores)
+
+    left = np.ones((1, 1), dtype=dtype)
+    for k in range(first):
+        left = left @ cores[k][:, at[k], :]
+    block = np.tensordot(left[0], cores[first], axes=(0, 0))  # (d_first, r)
+    for k in range(first + 1, second):
+        block = block @ cores[k][:, at[k], :]
+    right = np.ones((1, 1), dtype=dtype)
+    for k in range(ndim - 1, second, -1):
+        right = cores[k][:, at[k], :] @ right
+    result = block @ np.tensordot(cores[second], right[:, 0], axes=(2, 0))  # (d_first, d_second)
+    return result if row_axis < col_axis else np.ascontiguousarray(result.T)
+
+
+def compression_ratio(shape: Sequence[int], tt_ranks: Sequence[int], itemsize: int) -> float:
+    """Dense bytes over the bytes of the cores (``inf`` when the cores are empty but the tensor is not)."""
+    if len(tt_ranks) != len(shape) + 1:
+        raise TensorTrainError(f"{len(tt_ranks)} ranks for {len(shape)} axes; a tensor train has ndim + 1 ranks")
+    dense = math.prod(shape) * itemsize
+    stored = sum(tt_ranks[k] * shape[k] * tt_ranks[k + 1] for k in range(len(shape))) * itemsize
+    if stored == 0:
+        return 1.0 if dense == 0 else math.inf
+    return dense / stored
+
+
+def relative_error(cores: Sequence[np.ndarray], reference: np.ndarray) -> float:
+    """``‖TT − reference‖_F / ‖reference‖_F`` (the absolute error when the reference is zero)."""
+    approx = reconstruct(cores)
+    reference = np.asarray(reference)
+    if reference.shape != approx.shape:
+        raise TensorTrainError(f"the reference has shape {reference.shape}, the tensor train {approx.shape}")
+    diff = float(np.linalg.norm((approx - reference).ravel()))
+    norm = float(np.linalg.norm(reference.ravel()))
+    return diff / norm if norm else diff
+
+
+def _checked_axis(axis: int, ndim: int) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not 0 <= axis < ndim:
+        raise TensorTrainError(f"axis {axis!r} is out of range for a {ndim}-D tensor")
+    return int(axis)
+
+
+def _checked_index(axis: int, index: int, dim: int) -> int:
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < dim:
+        raise TensorTrainError(f"index {index!r} on axis {axis} is out of range 0..{dim - 1}")
+    return int(index)
