@@ -1,0 +1,62 @@
+"""zTensor 0.1 and 1.x (``ZTEN0001`` / ``ZTEN1000``): format detection and the reader entry point.
+
+The container (magic, footer, manifest size) is validated first and fatal problems raise; the manifest is
+then turned into tensors by the layout's module, and the generic layout checks run over the result.
+Tensor data is never read here.
+"""
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
+from .. import registry
+from ..layout_check import check_layout
+from ..model import TensorFile
+from ..source import Source
+from . import zt_objects, zt_v01, zt_v10
+from .zt_footer import MAGIC_V01, MAGIC_V1, decode_manifest, locate_manifest
+
+ALIGNMENT = 64
+_READERS = {"v1.0": zt_v10.read_manifest, "v1.x-objects": zt_objects.read_manifest}
+
+
+def sniff(head: bytes, size: int) -> bool:
+    """``ZTEN0001`` / ``ZTEN1000``; any other ``ZTEN`` prefix is claimed too, to name the unknown version."""
+    return head[:8] in (MAGIC_V01, MAGIC_V1) or head[:4] == b"ZTEN"
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Building a large manifest allocates many small acyclic containers; pausing the cyclic collector
+    keeps it from rescanning the growing object graph again and again (about a third of the time)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def read(source: Source) -> TensorFile:
+    with _gc_paused():
+        return _read(source)
+
+
+def _read(source: Source) -> TensorFile:
+    loc = locate_manifest(source)
+    root, problems = decode_manifest(source, loc)
+    if loc.layout == "v0.1":
+        tensors, attributes, extra = zt_v01.read_tensors(root, loc.offset), {}, {}
+    else:
+        tensors, more, attributes, extra = _READERS[loc.layout](root, loc.offset)
+        problems += more
+    tf = TensorFile(path=source.path, format="zt", variant=loc.layout, attributes=attributes, tensors=tensors,
+                    problems=problems, regions=list(loc.regions), source=source, extra=extra)
+    check_layout(tf, source.size, alignment=ALIGNMENT)
+    return tf
+
+
+HANDLER = registry.register(registry.FormatHandler(
+    name="zt", description="zTensor 0.1 / 1.x", extensions=(".zt",), sniff=sniff, read=read))

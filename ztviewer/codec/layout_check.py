@@ -1,0 +1,117 @@
+"""Format-independent checks of where a file's components lie, and the file map's gaps and padding.
+
+Every reader calls :func:`check_layout` after building its tensors: components must lie inside the file
+(without u64 overflow), must not overlap one another or the container's own regions (magic, header,
+manifest, footer), and should start on the format's alignment. Zero-length components are exempt from the
+overlap rule: v0.1 places a zero-size tensor at the next blob's offset.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .model import Region, Tensor, TensorFile, error, warning
+from .source import Source
+
+U64_LIMIT = 1 << 64
+
+
+def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None,
+                 reserved: Iterable[Region] | None = None) -> None:
+    """Append bounds, overlap and alignment problems to the tensors that own the components.
+
+    ``reserved`` defaults to ``tf.regions``. Alignment problems are warnings; the rest are errors.
+    """
+    regions = [r for r in (tf.regions if reserved is None else reserved) if r.length]
+    spans = [(r.offset, r.end, k) for k, r in enumerate(regions)]  # (offset, end, owner number)
+    k = len(spans)
+    for tensor in tf.tensors:
+        for role, c in tensor.components.items():
+            offset = c.offset
+            end = offset + c.length
+            if end > file_size:
+                _out_of_bounds(tensor, role, offset, c.length, file_size)
+            elif end != offset:
+                if alignment and offset % alignment:
+                    tensor.problems.append(warning(
+                        f"starts at byte {offset}, which is not a multiple of {alignment}", tensor=tensor.name,
+                        component=role, offset=offset, rule=f"components are {alignment}-byte aligned"))
+                spans.append((offset, end, k))
+            k += 1
+    spans.sort()
+    owners: list[tuple[Tensor | None, str]] | None = None
+    reach, reach_owner, reach_start = -1, 0, 0
+    for offset, end, owner in spans:
+        if offset < reach:
+            if owners is None:  # built only when an overlap is found: owner number → (tensor, role)
+                owners = [(None, r.label or r.kind) for r in regions]
+                owners += [(t, role) for t in tf.tensors for role in t.components]
+            a, b = owners[owner], owners[reach_owner]
+            if not (offset == reach_start and end == reach and _same_entry(a, b)):
+                _overlap(a, (offset, end), b, (reach_start, reach))
+        if end > reach:
+            reach, reach_owner, reach_start = end, owner, offset
+
+
+def _same_entry(a: tuple[Tensor | None, str], b: tuple[Tensor | None, str]) -> bool:
+    """A duplicated manifest entry (same name, role and range) is reported as a duplicate, not an overlap."""
+    return a[0] is not None and b[0] is not None and a[0].name == b[0].name and a[1] == b[1]
+
+
+def _out_of_bounds(tensor: Tensor, role: str, offset: int, length: int, file_size: int) -> None:
+    if offset + length >= U64_LIMIT:
+        message = f"offset {offset} + length {length} overflows an unsigned 64-bit integer"
+        rule = "offset + length must not overflow"
+    else:
+        message = (f"byte range [{offset}, {offset + length}) runs past the end of the file "
+                   f"({file_size} bytes)")
+        rule = "offset + length <= file size"
+    tensor.problems.append(error(message, tensor=tensor.name, component=role, offset=offset, rule=rule))
+
+
+def _describe(owner: tuple[Tensor | None, str], span: tuple[int, int]) -> str:
+    tensor, what = owner
+    where = f"[{span[0]}, {span[1]})"
+    if tensor is None:
+        return f"the {what} {where}"
+    return f"tensor {tensor.name!r} component {what!r} {where}"
+
+
+def _overlap(a: tuple[Tensor | None, str], a_span: tuple[int, int],
+             b: tuple[Tensor | None, str], b_span: tuple[int, int]) -> None:
+    """Record that ``a`` overlaps ``b`` on each tensor involved (a container region has no tensor)."""
+    for (tensor, role), span, other, other_span in ((a, a_span, b, b_span), (b, b_span, a, a_span)):
+        if tensor is not None:
+            tensor.problems.append(error(
+                f"byte range [{span[0]}, {span[1]}) overlaps {_describe(other, other_span)}",
+                tensor=tensor.name, component=role, offset=span[0], rule="components must not overlap"))
+
+
+def find_gaps(tf: TensorFile, source: Source | None = None, alignment: int = 64) -> list[Region]:
+    """Bytes no region or component accounts for, as ``Region(kind="padding" | "gap")`` in file order.
+
+    Padding is all-zero bytes that run from the end of a known range up to (at most) the next
+    ``alignment`` boundary; anything else unaccounted is a gap.
+    """
+    source = source if source is not None else tf.source
+    size = source.size if source is not None else tf.size
+    known = sorted((r.offset, r.end) for r in tf.regions if r.length)
+    known += [(c.offset, c.end) for t in tf.tensors for c in t.components.values() if c.length]
+    known.sort()
+    result: list[Region] = []
+    cursor = 0
+    for start, end in known + [(size, size)]:
+        start = min(start, size)
+        if start > cursor:
+            result.extend(_classify(source, cursor, start, alignment))
+        cursor = max(cursor, min(end, size))
+    return result
+
+
+def _classify(source: Source | None, start: int, end: int, alignment: int) -> list[Region]:
+    boundary = min(end, -(-start // alignment) * alignment)
+    if start < boundary and source is not None and not any(source.window(start, boundary - start)):
+        regions = [Region("padding", start, boundary - start, "zero padding")]
+        if boundary < end:
+            regions.append(Region("gap", boundary, end - boundary, "unreferenced bytes"))
+        return regions
+    return [Region("gap", start, end - start, "unreferenced bytes")]
