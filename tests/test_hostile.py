@@ -2,7 +2,6 @@
 and memory."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 

@@ -13,7 +13,7 @@ import pytest
 
 from zt_builders import CORPUS, errors, open_bytes, warnings, zt_corpus_entries, zt_hostile_entries
 from ztviewer.codec import registry
-from ztviewer.codec.dtypes import ZT_LOGICAL_TYPES, ZT_SHORT_TO_CANONICAL
+from ztviewer.codec.dtypes import ZT_SHORT_TO_CANONICAL
 
 ENTRIES = zt_corpus_entries()
 HOSTILE = zt_hostile_entries()
