@@ -43,13 +43,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _open(path: str):
-    from .codec import open_file
+    from .codec.multifile import open_path
 
     if not os.path.exists(path):
         raise UsageError(f"no such file: {path}")
-    if os.path.isdir(path):
-        raise UsageError(f"{path} is a directory, not a tensor file")
-    return open_file(path)
+    return open_path(path)  # a file, or a multi-file set: its folder, index / manifest JSON, or one shard
 
 
 def _jsonable(value: Any) -> Any:
@@ -89,6 +87,8 @@ def describe(tf, with_hash: bool = False) -> dict[str, Any]:
             ],
             "problems": [_problem_json(p) for p in t.problems],
         }
+        if "shard" in t.extra:
+            entry["shard"] = t.extra["shard"]
         if with_hash:
             entry["sha256"] = None
             if not t.has_errors:
@@ -115,6 +115,11 @@ def _format_size(n: int) -> str:
 def _print_info_text(doc: dict[str, Any]) -> None:
     print(f"{doc['path']}: {doc['format']} {doc['variant']}".rstrip() + f", {_format_size(doc['size'])}")
     for key, value in doc["extra"].items():
+        if key == "shards" and isinstance(value, list):
+            print(f"  shards: {len(value)}")
+            for s in value:
+                print(f"    {s['name']}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k not in ("name", "path")))
+            continue
         print(f"  {key}: {value}")
     if doc["attributes"]:
         print("attributes:")
@@ -124,7 +129,8 @@ def _print_info_text(doc: dict[str, Any]) -> None:
     for t in doc["tensors"]:
         shape = "×".join(map(str, t["shape"])) or "scalar"
         layout = "" if t["layout"] == "dense" else f" {t['layout']}"
-        print(f"  {t['name']}  {t['dtype']} [{shape}]{layout}" + (f"  sha256={t['sha256']}" if "sha256" in t else ""))
+        print(f"  {t['name']}  {t['dtype']} [{shape}]{layout}" + (f"  sha256={t['sha256']}" if "sha256" in t else "")
+              + (f"  (shard {t['shard']})" if "shard" in t else ""))
         for c in t["components"]:
             extras = [c["encoding"]] + ([c["digest"]] if c["digest"] else [])
             print(f"    {c['role']}: @{c['offset']} +{c['length']} ({', '.join(extras)})")

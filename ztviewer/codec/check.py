@@ -62,7 +62,7 @@ def check_file(
             if component.digest is None:
                 continue
             try:
-                digests.verify_component(tf.source, tensor, component, cancelled=cancelled)
+                digests.verify_component(tf.source_for(tensor), tensor, component, cancelled=cancelled)
                 report.digests_verified += 1
             except CodecError as exc:
                 report.problems.append(exc.located(tensor=tensor.name, component=component.role).to_problem())

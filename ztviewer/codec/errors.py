@@ -112,3 +112,15 @@ class UnsupportedLayout(CodecError):
 
 class Cancelled(Exception):
     """Long-running work was cancelled by the caller (not an input error)."""
+
+
+class EditRefused(CodecError):
+    """An edit the target format cannot hold (non-string metadata in safetensors, a name collision, …)."""
+
+
+class UnsupportedConversion(CodecError):
+    """A tensor or file property the output format cannot represent (sparse in safetensors, complex in v1.0…)."""
+
+
+class WriterStateError(CodecError):
+    """A writer method was called in the wrong phase (e.g. adding a tensor after the manifest was written)."""

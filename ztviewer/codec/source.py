@@ -70,6 +70,11 @@ class Source:
         offset = max(0, min(offset, self.size))
         return bytes(self._buffer[offset:min(self.size, offset + max(0, length))])
 
+    def fileno(self) -> int | None:
+        """The OS file descriptor of the mapped file (``None`` for in-memory sources); lets writers copy
+        unchanged byte ranges in the kernel (``os.copy_file_range``) even after the path was replaced."""
+        return self._file.fileno() if self._file is not None else None
+
     @property
     def buffer(self) -> memoryview:
         return self._buffer

@@ -1,0 +1,183 @@
+"""Sources for the shards of a multi-file set: many files open at once, few descriptors and maps held.
+
+A set of 1,000 shards must not keep 1,000 descriptors and 1,000 maps (macOS allows 256 descriptors per
+process by default). A :class:`ShardSource` reads its first :data:`HEAD_BYTES` with one ``read`` when opened, and the rest
+of a longer safetensors header with a second one, then closes the file again; it maps the file only when bytes
+past that head are asked for. A :class:`SourcePool` keeps at most ``max_mapped`` shards mapped and parks
+the least recently used one when another needs its map. A parked shard maps again on its next access, after
+checking that the file still has the size and modification time it had when the set was opened.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+from collections import OrderedDict
+
+from ..errors import CodecError
+from ..source import Source
+
+HEAD_BYTES = 4096
+MAX_HEAD_BYTES = 16 << 20  # a longer safetensors header is read through the map
+MAX_MAPPED = 64
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+
+
+class ShardChanged(CodecError):
+    """A shard file was replaced or resized on disk after the set was opened."""
+
+
+class SourcePool:
+    """Bounds how many :class:`ShardSource` objects hold an open file and map at the same time.
+
+    Parameters
+    ----------
+    max_mapped:
+        Most shards mapped at once (default :data:`MAX_MAPPED`); mapping one more parks the least recently
+        used.
+    """
+
+    def __init__(self, max_mapped: int | None = None) -> None:
+        self.max_mapped = max(1, MAX_MAPPED if max_mapped is None else max_mapped)
+        self.lock = threading.RLock()
+        self._mapped: OrderedDict[int, ShardSource] = OrderedDict()
+
+    def touch(self, source: ShardSource) -> None:
+        """Mark ``source`` as just used (call with :attr:`lock` held)."""
+        key = id(source)
+        if key in self._mapped:
+            self._mapped.move_to_end(key)
+            return
+        self._mapped[key] = source
+        while len(self._mapped) > self.max_mapped:
+            _, oldest = self._mapped.popitem(last=False)
+            oldest.park()
+
+    def forget(self, source: ShardSource) -> None:
+        with self.lock:
+            self._mapped.pop(id(source), None)
+
+    @property
+    def mapped_count(self) -> int:
+        return len(self._mapped)
+
+
+class ShardSource(Source):
+    """A shard's bytes: the head read once at open, the rest through a map the pool may park.
+
+    Parameters
+    ----------
+    path:
+        The shard file.
+    pool:
+        The pool shared by every shard of the set.
+    """
+
+    def __init__(self, path: str, pool: SourcePool) -> None:
+        self.path = path
+        self._pool = pool
+        self._file = self._map = self._buffer = None
+        self._closed = False
+        fd = os.open(path, _OPEN_FLAGS)
+        try:
+            stat = os.fstat(fd)
+            self.size = size = stat.st_size
+            self._stamp = (size, stat.st_mtime_ns)
+            head = os.read(fd, HEAD_BYTES)
+            if len(head) >= 8:
+                end = 8 + int.from_bytes(head[:8], "little")
+                if len(head) < end <= min(size, MAX_HEAD_BYTES):
+                    head += os.read(fd, end - len(head))
+            self._head = head
+        finally:
+            os.close(fd)
+
+    # -- the map -----------------------------------------------------------------------------------------
+    def _mapped(self) -> memoryview:
+        """The whole file's view, mapping it again if parked (call with the pool lock held)."""
+        if self._closed:
+            raise ValueError(f"{self.path} is closed")
+        if self._map is None:
+            file = open(self.path, "rb")
+            try:
+                stat = os.fstat(file.fileno())
+                if (stat.st_size, stat.st_mtime_ns) != self._stamp:
+                    raise ShardChanged(f"{self.path} changed on disk since the set was opened "
+                                       f"({self._stamp[0]} → {stat.st_size} bytes); open the set again",
+                                       rule="shards must not change while open")
+                self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+            except BaseException:
+                file.close()
+                raise
+            self._file = file
+            self._buffer = memoryview(self._map)
+        self._pool.touch(self)
+        return self._buffer  # type: ignore[return-value]
+
+    def park(self) -> None:
+        """Close the map and the file; views still held elsewhere keep the old map alive until collected."""
+        if self._buffer is not None:
+            try:
+                self._buffer.release()
+            except BufferError:
+                pass
+            self._buffer = None
+        if self._map is not None:
+            try:
+                self._map.close()
+            except BufferError:
+                pass
+            self._map = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    @property
+    def prefix(self) -> bytes:
+        """The bytes read at open: the first :data:`HEAD_BYTES`, or the whole header when it is longer."""
+        return self._head
+
+    @property
+    def is_mapped(self) -> bool:
+        return self._map is not None
+
+    # -- Source API --------------------------------------------------------------------------------------
+    def view(self, offset: int, length: int, what: str = "range", **where: object) -> memoryview:
+        self.check_range(offset, length, what, **where)
+        end = offset + length
+        if end <= len(self._head):
+            if self._closed:
+                raise ValueError(f"{self.path} is closed")
+            return memoryview(self._head)[offset:end]
+        with self._pool.lock:
+            return self._mapped()[offset:end]
+
+    def head(self, n: int) -> bytes:
+        if n <= len(self._head) or len(self._head) == self.size:
+            return self._head[:max(0, n)]
+        return bytes(self.view(0, min(n, self.size)))
+
+    def tail(self, n: int) -> bytes:
+        start = max(0, self.size - n)
+        return bytes(self.view(start, self.size - start))
+
+    def window(self, offset: int, length: int) -> bytes:
+        offset = max(0, min(offset, self.size))
+        return bytes(self.view(offset, min(self.size, offset + max(0, length)) - offset))
+
+    def fileno(self) -> int | None:
+        with self._pool.lock:
+            self._mapped()
+            return self._file.fileno() if self._file is not None else None
+
+    @property
+    def buffer(self) -> memoryview:
+        with self._pool.lock:
+            return self._mapped() if self.size else memoryview(b"")
+
+    def close(self) -> None:
+        with self._pool.lock:
+            self._closed = True
+            if self._map is not None or self._file is not None:
+                self.park()
+                self._pool.forget(self)

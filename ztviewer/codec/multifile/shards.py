@@ -1,0 +1,298 @@
+"""What every multi-file set shares: the :class:`TensorSet` model, loading shards, naming them in problems.
+
+Plain shard headers are read all at once (:mod:`.fast_headers`); any other shard is read by the single-file
+safetensors reader, which reports its problems. Every tensor joins the set with ``extra["shard"]`` (the
+shard's name as the index or manifest lists it) and ``extra["source"]`` (its :class:`ShardSource`), so
+decoding, digests and hashes go through ``TensorFile.source_for`` as usual.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from .. import registry
+from ..errors import Cancelled, CodecError, ManifestDecodeError, UnknownFormat
+from ..model import Problem, Severity, Tensor, TensorFile
+from .fast_headers import read_batch
+from .shard_source import ShardSource, SourcePool
+
+Progress = Callable[[int, int], None]
+CancelCheck = Callable[[], bool]
+MAX_JSON_BYTES = 256 << 20
+
+
+@dataclass(slots=True)
+class TensorSet(TensorFile):
+    """A tensor set stored as several safetensors files, read into one :class:`TensorFile`.
+
+    ``path`` is the index or manifest file, ``source`` is ``None`` (each tensor's shard source is in
+    ``tensor.extra["source"]``), ``extra["shards"]`` describes every shard and :meth:`close` closes them all.
+    """
+
+    shards: list[Shard] = field(default_factory=list, repr=False)
+    pool: SourcePool | None = field(default=None, repr=False)
+
+    @property
+    def size(self) -> int:
+        """Bytes of all shard files present."""
+        return sum(s.size or 0 for s in self.shards)
+
+    def close(self) -> None:
+        for shard in self.shards:
+            if shard.source is not None:
+                shard.source.close()
+
+    def renumber(self) -> None:
+        """Number the tensors by their position (after placeholders were inserted)."""
+        for i, tensor in enumerate(self.tensors):
+            tensor.index = i
+        self.invalidate_index()
+
+
+class Shard:
+    """One shard as the set lists it, and what was found on disk.
+
+    ``tensors`` are already members of the set (``extra["shard"]``, ``extra["source"]``, set-wide ``index``);
+    ``file_problems`` are the shard file's own file-level problems; ``problems`` counts every problem the
+    set reports naming this shard; ``plain`` says the header was read on the batch path (so it has none);
+    ``info`` holds format-specific figures for ``extra["shards"]`` (a dataset's ``samples_count``, …).
+    Fields not set for a shard keep the immutable class defaults (a set may hold many thousand shards).
+    """
+
+    source: ShardSource | None = None
+    tensors: Sequence[Tensor] = ()
+    attributes: Mapping[str, Any] = MappingProxyType({})
+    file_problems: Sequence[Problem] = ()
+    readable = False
+    missing = False
+    error: str | None = None
+    header_length: int | None = None
+    plain = False
+    data_bytes = 0
+    problems = 0
+    info: Mapping[str, Any] = MappingProxyType({})
+
+    def __init__(self, name: str, path: str, *, error: str | None = None) -> None:
+        self.name = name
+        self.path = path
+        if error is not None:
+            self.error = error
+
+    def __repr__(self) -> str:
+        state = "missing" if self.missing else "readable" if self.readable else "unreadable"
+        return f"Shard({self.name!r}, {state}, {len(self.tensors)} tensors)"
+
+    @property
+    def size(self) -> int | None:
+        return self.source.size if self.source is not None else None
+
+    @property
+    def usable(self) -> bool:
+        return self.readable
+
+    def describe(self) -> dict[str, Any]:
+        """The JSON-friendly row of ``extra["shards"]``."""
+        row = {"name": self.name, "path": self.path, "size": self.size, "missing": self.missing,
+               "tensors": len(self.tensors), "samples_count": None, "bytes": None, "problems": self.problems}
+        if self.info:
+            row.update(self.info)
+        return row
+
+
+class ProblemLog:
+    """Set-level problems, each naming its shard, counted per shard for ``extra["shards"]``."""
+
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
+
+    def add(self, severity: Severity, message: str, rule: str = "", shard: Shard | None = None,
+            tensor: str | None = None, target: Tensor | None = None) -> None:
+        """Record a problem on the set (or on ``target``), prefixed with the shard's name."""
+        if shard is not None:
+            message = f"shard {shard.name!r}: {message}"
+            shard.problems += 1
+        problem = Problem(severity, message, rule=rule, tensor=tensor)
+        (target.problems if target is not None else self.problems).append(problem)
+
+    def error(self, message: str, rule: str = "", **where: Any) -> None:
+        self.add(Severity.ERROR, message, rule, **where)
+
+    def warning(self, message: str, rule: str = "", **where: Any) -> None:
+        self.add(Severity.WARNING, message, rule, **where)
+
+    def adopt_shard_problems(self, shard: Shard) -> None:
+        """Copy the shard file's own problems onto the set, and name the shard in its tensors' problems."""
+        if shard.plain:
+            return
+        prefix = f"shard {shard.name!r}: "
+        for p in shard.file_problems:
+            self.problems.append(replace(p, message=prefix + p.message))
+            shard.problems += 1
+        for t in shard.tensors:
+            if t.problems:
+                t.problems[:] = [replace(p, message=prefix + p.message) for p in t.problems]
+                shard.problems += len(t.problems)
+
+
+@contextmanager
+def bulk_build() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many acyclic objects (tensors of a whole set).
+
+    Building 10,000 tensors otherwise triggers dozens of collections that each walk every young object.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def read_json(path: str) -> Any:
+    """Parse a small JSON file; a malformed one raises :class:`ManifestDecodeError` saying where."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_JSON_BYTES + 1)
+    if len(data) > MAX_JSON_BYTES:
+        raise ManifestDecodeError(f"{os.path.basename(path)} is larger than {MAX_JSON_BYTES:,} bytes",
+                                  rule="index and manifest files are small JSON documents")
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise ManifestDecodeError(f"{os.path.basename(path)} is not UTF-8 text: {exc.reason}", offset=exc.start,
+                                  rule="JSON is UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ManifestDecodeError(f"{os.path.basename(path)} is not valid JSON: {exc.msg} (line {exc.lineno}, "
+                                  f"column {exc.colno})", offset=exc.pos, rule="valid JSON") from None
+    except RecursionError:
+        raise ManifestDecodeError(f"{os.path.basename(path)} nests too deeply", rule="valid JSON") from None
+
+
+def shard_path(folder: str, name: str) -> str | None:
+    """The shard's path beside the index/manifest, or ``None`` when ``name`` points outside the folder."""
+    if "/" not in name and "\\" not in name and ":" not in name and name not in ("", ".", ".."):
+        return folder + os.sep + name
+    if not name or os.path.isabs(name) or ".." in name.replace("\\", "/").split("/"):
+        return None
+    return os.path.join(folder, name)
+
+
+def open_shard(folder: str, name: str, pool: SourcePool) -> Shard:
+    """Open one shard's file and read its header bytes; a missing or unreadable file is recorded, not raised."""
+    path = shard_path(folder, name)
+    if path is None:
+        return Shard(name, name, error="the shard path must be relative to the set's folder and stay inside it")
+    shard = Shard(name, path)
+    try:
+        shard.source = ShardSource(path, pool)
+    except FileNotFoundError:
+        shard.missing = True
+    except OSError as exc:
+        shard.error = exc.strerror or str(exc)
+    return shard
+
+
+def load_shards(folder: str, names: list[str], pool: SourcePool, progress: Progress | None,
+                cancelled: CancelCheck | None) -> list[Shard]:
+    """Open every listed shard and read its header, reporting ``progress(done, total)``.
+
+    Tensors are numbered across the set in shard order. Raises :class:`Cancelled` (closing what was opened)
+    when ``cancelled()`` turns true.
+    """
+    shards: list[Shard] = []
+    total = len(names)
+    if progress is not None:
+        progress(0, total)
+    try:
+        for done, name in enumerate(names, 1):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            shards.append(open_shard(folder, name, pool))
+            if progress is not None:
+                progress(done, total)
+        _read_headers(shards)
+    except BaseException:
+        for shard in shards:
+            if shard.source is not None:
+                shard.source.close()
+        raise
+    return shards
+
+
+def _read_headers(shards: list[Shard]) -> None:
+    """Parse every opened shard's header: all plain ones in one batch, any other with the full reader."""
+    opened = [s for s in shards if s.source is not None]
+    if _read_fast(opened, 0):
+        return
+    index = 0
+    handler = registry.handler_named("safetensors")
+    for shard in opened:
+        if not _read_fast([shard], index):
+            _read_slow(shard, handler, index)
+        index += len(shard.tensors)
+
+
+def _read_fast(shards: list[Shard], first_index: int) -> bool:
+    sources = [s.source for s in shards]
+    batch = read_batch([s.prefix for s in sources], [s.size for s in sources],  # type: ignore[union-attr]
+                       [s.name for s in shards], sources, first_index)
+    if batch is None:
+        return False
+    for shard, (n, metadata, tensors, data_bytes) in zip(shards, batch):
+        shard.header_length, shard.attributes, shard.tensors, shard.data_bytes = n, metadata, tensors, data_bytes
+        shard.readable = shard.plain = True
+    return True
+
+
+def _read_slow(shard: Shard, handler: registry.FormatHandler, index: int) -> None:
+    """Read a shard with the single-file reader, which reports every problem it finds."""
+    source = shard.source
+    try:
+        if not handler.sniff(source.head(registry.HEAD_BYTES), source.size):
+            raise UnknownFormat("not a safetensors file (it does not start with a u64 header length and '{')",
+                                offset=0, rule="format detection by magic bytes")
+        tf = handler.read(source)
+    except CodecError as exc:
+        shard.file_problems = [exc.to_problem()]
+        return
+    for i, tensor in enumerate(tf.tensors):
+        extra = tensor.extra
+        extra["shard"], extra["source"], extra["index_in_shard"] = shard.name, source, tensor.index
+        tensor.index = index + i
+    data = [t.components.get("data") for t in tf.tensors]
+    shard.tensors, shard.attributes, shard.file_problems = tf.tensors, tf.attributes, tf.problems
+    shard.header_length, shard.readable = tf.extra.get("header_length"), True
+    shard.data_bytes = sum(c.length for c in data if c is not None)
+
+
+def placeholder(name: str, shard: Shard) -> Tensor:
+    """A tensor the index lists but its shard lacks: no dtype, no bytes, shown so the gap is visible."""
+    return Tensor(name, "unknown", (), components={}, extra={"shard": shard.name, "missing": True})
+
+
+def report_unusable(shard: Shard, issues: ProblemLog, what: str) -> None:
+    """One set-level error for a shard that is missing or cannot be read at all."""
+    if shard.missing:
+        issues.error(f"the shard file is missing ({shard.path}); {what}", "every listed shard exists", shard=shard)
+    elif shard.error is not None:
+        issues.error(f"cannot be opened: {shard.error}; {what}", "every listed shard can be read", shard=shard)
+    elif shard.source is not None and not shard.readable:
+        reason = "; ".join(p.message for p in shard.file_problems) or "unreadable"
+        issues.error(f"is not a readable safetensors file: {reason}; {what}", "every shard is a safetensors file",
+                  shard=shard)
+
+
+def unreadable_set(path: str, fmt: str, exc: CodecError, extra: dict[str, Any] | None = None) -> TensorSet:
+    """The set when its index or manifest itself cannot be used."""
+    return TensorSet(path=path, format=fmt, readable=False, problems=[exc.to_problem()], extra=extra or {})
+
+
+def sample_names(names: list[str], limit: int = 3) -> str:
+    shown = ", ".join(map(repr, names[:limit]))
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
