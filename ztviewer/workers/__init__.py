@@ -1,4 +1,5 @@
 """Background jobs (QtCore only): a QRunnable per job, its signals on a separate QObject, cancel by flag."""
+from . import qt_compat  # noqa: F401  (first: guards every later signal emit)
 from .base import Worker, WorkerSignals
 from .tasks import ComponentCheck, DigestState, OpenedFile, OpenFileTask, VerifyDigestsTask
 

@@ -36,7 +36,7 @@ class Worker(QRunnable):
         Minimum seconds between two ``progress`` emissions (the final one is always sent).
     """
 
-    def __init__(self, progress_interval: float = 0.05) -> None:
+    def __init__(self, progress_interval: float = 0.1) -> None:
         super().__init__()
         self.setAutoDelete(False)
         self.signals = WorkerSignals()

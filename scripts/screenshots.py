@@ -1,0 +1,225 @@
+"""Regenerate docs/screenshots/*.png: the main window rendered offscreen in its main states.
+
+    python scripts/screenshots.py [--out docs/screenshots] [--corpus ../shared/corpus]
+
+Runs headless (Qt's offscreen platform with a 1920×1200 virtual screen) and never touches the user's
+settings. Corpus files are used where they show something real (a sparse zTensor file, a hostile file);
+everything else is generated into a temporary folder.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WIDTH, HEIGHT = 1680, 1000
+
+
+def configure_qt(work: Path) -> None:
+    config = work / "offscreen.json"
+    config.write_text(json.dumps({"screens": [{"name": "screen", "x": 0, "y": 0, "width": 1920, "height": 1200,
+                                               "logicalDpi": 96, "logicalBpp": 32, "dpr": 1}]}))
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={config}"
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def quiet(mode, context, message):     # the offscreen plugin cannot apply size hints; it says so often
+        if "propagateSizeHints" not in message:
+            print(message, file=sys.stderr)
+
+    configure_qt.handler = quiet            # keep a reference for the life of the process
+    qInstallMessageHandler(quiet)
+
+
+def model_checkpoint(path: Path) -> str:
+    """A small transformer-shaped checkpoint written by the codec's own zTensor writer (crc32c digests)."""
+    import numpy as np
+
+    from ztviewer.codec.writers.arrays import save_arrays
+
+    rng = np.random.default_rng(7)
+    hidden, ffn, vocab = 64, 172, 320
+    arrays = {"model.embed_tokens.weight": rng.standard_normal((vocab, hidden), dtype=np.float32)}
+    for i in range(4):
+        prefix = f"model.layers.{i}"
+        for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            arrays[f"{prefix}.self_attn.{proj}.weight"] = rng.standard_normal((hidden, hidden)).astype(np.float16)
+        arrays[f"{prefix}.mlp.gate_proj.weight"] = rng.standard_normal((ffn, hidden)).astype(np.float16)
+        arrays[f"{prefix}.mlp.up_proj.weight"] = rng.standard_normal((ffn, hidden)).astype(np.float16)
+        arrays[f"{prefix}.mlp.down_proj.weight"] = rng.standard_normal((hidden, ffn)).astype(np.float16)
+        arrays[f"{prefix}.input_layernorm.weight"] = np.ones(hidden, dtype=np.float32)
+    arrays["model.norm.weight"] = np.ones(hidden, dtype=np.float32)
+    arrays["lm_head.weight"] = rng.standard_normal((vocab, hidden), dtype=np.float32)
+    save_arrays(path, arrays, "zt", attributes={"producer": "ztviewer screenshots", "architecture": "tiny-llama"},
+                digest="crc32c")
+    return str(path)
+
+
+def sparse_big_file(path: Path):
+    """A multi-GiB file made of holes (no disk space), with a hand-made model that records digests."""
+    from ztviewer.codec import Component, Region, Tensor, TensorFile
+    from ztviewer.codec.source import Source
+    from ztviewer.gui.file_layout import build_layout
+    from ztviewer.workers.tasks import OpenedFile
+
+    layer = 512 << 20
+    with open(path, "wb") as f:
+        f.truncate(64 + 8 * layer + 4096)
+    tensors = []
+    for i in range(8):
+        name = f"model.layers.{i}.mlp.down_proj.weight"
+        digest = "sha256:" + "0" * 64 if i % 2 else "crc32c:0x00000000"
+        tensors.append(Tensor(name, "bfloat16", (16384, 16384), components={
+            "data": Component("data", 64 + i * layer, layer, digest=digest, dtype="bfloat16")}, index=i))
+    regions = [Region("magic", 0, 8, "magic ZTEN1000"), Region("manifest", 64 + 8 * layer, 4088, "CBOR manifest"),
+               Region("footer", 64 + 8 * layer + 4088, 8, "manifest size (u64 LE)")]
+    tf = TensorFile(str(path), "zt", "v1.0", {"producer": "screenshot"}, tensors, regions=regions, source=Source(path))
+    return OpenedFile(tf, build_layout(tf))
+
+
+class Shooter:
+    def __init__(self, out: Path, work: Path) -> None:
+        from PySide6.QtCore import QSettings
+        from PySide6.QtWidgets import QApplication
+
+        from ztviewer.gui.app import create_application
+        from ztviewer.gui.main_window import MainWindow
+
+        self.app: QApplication = create_application(["screenshots"])
+        self.out, self.work = out, work
+        self.settings = QSettings(str(work / "settings.ini"), QSettings.Format.IniFormat)
+        self.window = MainWindow(settings=self.settings)
+        self.window.resize(WIDTH, HEIGHT)
+        self.window.show()
+        self.pump()
+
+    def pump(self, seconds: float = 0.05) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.app.processEvents()
+
+    def wait(self, condition, timeout: float = 20.0) -> None:
+        end = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > end:
+                raise TimeoutError("the window did not reach the expected state")
+            self.app.processEvents()
+
+    def open(self, path: str):
+        self.window.open_path(path)
+        self.wait(lambda: self.window.view_for(path) is not None)
+        self.pump()
+        return self.window.view_for(path)
+
+    def save(self, name: str) -> None:
+        self.pump()
+        target = self.out / name
+        self.window.grab().save(str(target))
+        print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+
+    def close_all(self) -> None:
+        while self.window.tabs.count():
+            self.window.close_tab(0)
+        self.pump()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ztviewer-shots-") as tmp:
+        work = Path(tmp)
+        configure_qt(work)
+        sys.path.insert(0, str(ROOT))
+        shoot(Shooter(args.out, work), args.corpus, work)
+    return 0
+
+
+def shoot(s: Shooter, corpus: Path, work: Path) -> None:
+    w = s.window
+    s.save("01-empty-window.png")
+
+    checkpoint = model_checkpoint(work / "tiny-llama.zt")
+    view = s.open(checkpoint)
+    w.set_grouped(True)
+    model = view.tree_model
+    layer = model.index_of(view.tensor_file.tensor("model.layers.1.self_attn.q_proj.weight"))
+    view.tree.expand(view.proxy.mapFromSource(layer.parent().parent()))
+    view.select_item(view.tensor_file.tensor("model.layers.1.self_attn.q_proj.weight"), "data")
+    view.tree.expand(view.proxy.mapFromSource(layer))
+    s.save("02-file-open-tree.png")
+
+    sparse = corpus / "zt_v1.0" / "ztensor-1.0.1-rust" / "crc32c_zstd_sparse.zt"
+    if sparse.is_file():
+        s.close_all()
+        view = s.open(str(sparse))
+        tensor = view.tensor_file.tensor("csr_f32_5x6_crc")
+        view.select_item(tensor, "indices")
+        view.tree.expand(view.proxy.mapFromSource(view.tree_model.index_of(tensor)))
+        s.save("03-hex-selection.png")
+    else:
+        print(f"skipped 03-hex-selection.png: {sparse} not found")
+
+    s.close_all()
+    w.set_grouped(False)
+    view = w.show_file(sparse_big_file(work / "shard-00001-of-00004.zt"))
+    view.select_item(view.tensor_file.tensors[2])
+    task = w.verify()
+    seen: list[int] = []
+    task.signals.progress.connect(lambda done, total: seen.append(done))
+    s.wait(lambda: bool(seen) and seen[-1] > task.total_bytes * 0.3)
+    s.save("04-verify-in-progress.png")
+    view.verifier.cancel()
+    s.wait(lambda: not view.verifier.running)
+
+    hostile = corpus / "hostile" / "zt01_overlapping_blobs.zt"
+    if hostile.is_file():
+        s.close_all()
+        view = s.open(str(hostile))
+        panel = w.problems_panel
+        rows = [r for r in range(panel.proxy.rowCount()) if "overlaps" in (panel.proxy.index(r, 3).data() or "")]
+        panel.table.selectRow(rows[0] if rows else 0)
+        panel.activate_row(rows[0] if rows else 0)
+        s.save("05-problems-hostile-file.png")
+    else:
+        print(f"skipped 05-problems-hostile-file.png: {hostile} not found")
+
+    s.close_all()
+    light = s.app.palette()
+    s.app.setPalette(dark_palette())      # what the app shows when the system is in dark mode
+    view = s.open(checkpoint)
+    w.set_grouped(False)
+    tensor = view.tensor_file.tensor("model.layers.0.mlp.up_proj.weight")
+    view.select_item(tensor, "data")
+    s.save("06-dark-palette.png")
+    s.app.setPalette(light)
+    s.close_all()
+    w.close()
+
+
+def dark_palette():
+    """A dark palette like the one Qt's Fusion style uses when the platform reports a dark scheme."""
+    from PySide6.QtGui import QColor, QPalette
+
+    p = QPalette()
+    roles = QPalette.ColorRole
+    for role, color in ((roles.Window, 0x2B2B2B), (roles.WindowText, 0xE6E6E6), (roles.Base, 0x1E1E1E),
+                        (roles.AlternateBase, 0x262626), (roles.Text, 0xE6E6E6), (roles.Button, 0x333333),
+                        (roles.ButtonText, 0xE6E6E6), (roles.Highlight, 0x2F6DB5), (roles.HighlightedText, 0xFFFFFF),
+                        (roles.ToolTipBase, 0x333333), (roles.ToolTipText, 0xE6E6E6), (roles.Mid, 0x444444),
+                        (roles.PlaceholderText, 0x8C8C8C), (roles.Light, 0x3C3C3C), (roles.Dark, 0x1A1A1A)):
+        p.setColor(role, QColor(color))
+    p.setColor(QPalette.ColorGroup.Disabled, roles.Text, QColor(0x6E6E6E))
+    p.setColor(QPalette.ColorGroup.Disabled, roles.WindowText, QColor(0x6E6E6E))
+    p.setColor(QPalette.ColorGroup.Disabled, roles.ButtonText, QColor(0x6E6E6E))
+    return p
+
+
+if __name__ == "__main__":
+    sys.exit(main())

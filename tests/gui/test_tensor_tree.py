@@ -1,0 +1,214 @@
+"""The tensor tree model: structure equals the codec model, roles, sorting, filtering, grouping, scale."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+
+from synthetic_files import Spec, build_file
+from ztviewer.codec import Component, Tensor, TensorFile
+from ztviewer.gui.models.tensor_tree import Column, TensorTreeModel, TreeRole
+from ztviewer.gui.models.tree_nodes import NodeKind, TensorGroup
+from ztviewer.gui.models.tree_proxy import TensorFilterProxy, name_matcher
+from ztviewer.workers.tasks import DigestState
+
+
+def rows(model, parent: QModelIndex) -> list[QModelIndex]:
+    return [model.index(r, 0, parent) for r in range(model.rowCount(parent))]
+
+
+def cell(model, index: QModelIndex, column: Column, role=Qt.ItemDataRole.DisplayRole):
+    return model.data(index.siblingAtColumn(column), role)
+
+
+@pytest.fixture
+def tf(sample_file):
+    return sample_file
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_qtmodeltester_passes(qtmodeltester, tf, grouped):
+    model = TensorTreeModel(tf, grouped=grouped)
+    qtmodeltester.check(model)
+    proxy = TensorFilterProxy()
+    proxy.setSourceModel(model)
+    qtmodeltester.check(proxy)
+    proxy.set_pattern("*.weight")
+    qtmodeltester.check(proxy)
+
+
+def test_rows_and_fields_equal_the_codec_model(tf):
+    model = TensorTreeModel(tf)
+    (file_index,) = rows(model, QModelIndex())
+    assert model.item(file_index) is tf
+    tensor_rows = rows(model, file_index)
+    assert [model.item(i) for i in tensor_rows] == tf.tensors
+    for index, tensor in zip(tensor_rows, tf.tensors, strict=True):
+        assert cell(model, index, Column.NAME) == tensor.name
+        assert cell(model, index, Column.DTYPE) == tensor.dtype
+        assert cell(model, index, Column.LAYOUT) == tensor.layout
+        assert cell(model, index, Column.STORED, TreeRole.SORT) == tensor.stored_nbytes
+        assert model.data(index, TreeRole.KIND) == NodeKind.TENSOR.value
+        components = rows(model, index)
+        assert [model.item(i) for i in components] == list(tensor.components.values())
+        for component_index, component in zip(components, tensor.components.values(), strict=True):
+            assert cell(model, component_index, Column.NAME) == component.role
+            assert cell(model, component_index, Column.OFFSET) == f"0x{component.offset:X}"
+            assert cell(model, component_index, Column.STORED, TreeRole.SORT) == component.length
+            assert cell(model, component_index, Column.ENCODING) == component.encoding
+            assert model.data(component_index, TreeRole.BYTE_RANGE) == (component.offset, component.length)
+            assert model.data(component_index, TreeRole.TENSOR) is tensor
+            expected = "none" if component.digest is None else "unchecked"
+            assert cell(model, component_index, Column.DIGEST, TreeRole.DIGEST_STATE) == expected
+
+
+def test_index_of_finds_tensors_and_components(tf):
+    model = TensorTreeModel(tf, grouped=True)
+    sparse = tf.tensor("sparse.csr")
+    index = model.index_of(sparse, "indices")
+    assert model.item(index) is sparse.components["indices"]
+    assert model.item(index.parent()) is sparse
+    assert model.item(index.parent().parent()).prefix == "sparse"
+
+
+def test_sorting_by_size_and_back_to_manifest_order(tf):
+    model = TensorTreeModel(tf)
+    file_index = model.file_index()
+    model.sort(Column.STORED, Qt.SortOrder.DescendingOrder)
+    sizes = [model.item(i).stored_nbytes for i in rows(model, file_index)]
+    assert sizes == sorted(sizes, reverse=True)
+    model.sort(Column.NAME, Qt.SortOrder.AscendingOrder)
+    assert [model.item(i).name for i in rows(model, file_index)][0] == "bias"
+    model.sort(-1)
+    assert [model.item(i) for i in rows(model, file_index)] == tf.tensors
+
+
+def test_sorting_keeps_persistent_indexes_on_their_items(tf):
+    from PySide6.QtCore import QPersistentModelIndex
+
+    model = TensorTreeModel(tf)
+    embed = tf.tensor("model.embed.weight")
+    persistent = QPersistentModelIndex(model.index_of(embed))
+    component = QPersistentModelIndex(model.index_of(embed, "data"))
+    model.sort(Column.NAME, Qt.SortOrder.DescendingOrder)
+    assert model.item(persistent) is embed
+    assert model.item(component) is embed.components["data"]
+    assert persistent.row() == model.index_of(embed).row()
+
+
+def test_groups_sort_naturally(tmp_path):
+    tf = build_file(tmp_path / "n.zt", [Spec(f"layers.{i}.w") for i in (10, 2, 1)])
+    model = TensorTreeModel(tf, grouped=True)
+    (layers,) = rows(model, model.file_index())
+    assert [model.data(i) for i in rows(model, layers)] == ["1", "2", "10"]
+    tf.close()
+
+
+def test_grouping_by_dotted_prefix(tf):
+    model = TensorTreeModel(tf, grouped=True)
+    top = {model.data(i): model.item(i) for i in rows(model, model.file_index())}
+    assert set(top) == {"model", "sparse", "bias"}
+    assert isinstance(top["model"], TensorGroup) and len(top["model"].members) == 4
+    embed = model.index_of(tf.tensor("model.embed.weight"))
+    assert model.data(embed) == "weight"
+    assert [model.item(embed.parent()).prefix, model.item(embed.parent().parent()).prefix] == ["model.embed", "model"]
+    model_group = embed.parent().parent()
+    assert [model.data(i) for i in rows(model, model_group)] == ["embed", "layers"]
+    layers = [model.data(i) for i in rows(model, model.index(1, 0, model_group))]
+    assert layers == ["0", "1", "2"]
+
+
+@pytest.mark.parametrize("pattern, expected", [
+    ("embed", {"model.embed.weight"}),
+    ("*.weight", {"model.layers.0.attn.q_proj.weight", "model.layers.1.attn.q_proj.weight",
+                  "model.layers.2.attn.q_proj.weight", "model.embed.weight"}),
+    ("model.layers.[01].*", {"model.layers.0.attn.q_proj.weight", "model.layers.1.attn.q_proj.weight"}),
+    ("BIAS", {"bias"}),
+    ("nothing-matches", set()),
+])
+def test_filter_substring_and_glob(tf, pattern, expected):
+    model = TensorTreeModel(tf)
+    proxy = TensorFilterProxy()
+    proxy.setSourceModel(model)
+    proxy.set_pattern(pattern)
+    file_index = proxy.index(0, 0)
+    shown = {proxy.data(proxy.index(r, 0, file_index)) for r in range(proxy.rowCount(file_index))}
+    assert shown == expected
+    assert proxy.match_count() == len(expected)
+    for row in range(proxy.rowCount(file_index)):   # a shown tensor keeps all its components
+        index = proxy.index(row, 0, file_index)
+        assert proxy.rowCount(index) == len(model.item(proxy.mapToSource(index)).components)
+
+
+def test_name_matcher_empty_pattern_matches_everything():
+    assert name_matcher("  ") is None
+    assert name_matcher("a*")("ABC") and name_matcher("*.weight")("x.WEIGHT") and not name_matcher("*.weight")("x.weight.t")
+
+
+def test_digest_states_update_rows_and_aggregate(qtbot, tf):
+    model = TensorTreeModel(tf, grouped=True)
+    embed = tf.tensor("model.embed.weight")
+    sparse = tf.tensor("sparse.csr")
+    model.index_of(sparse, "values")     # component rows exist only once asked for
+    with qtbot.waitSignal(model.dataChanged, timeout=1000):
+        model.set_digest_states([(embed, "data", DigestState.OK), (sparse, "values", DigestState.MISMATCH)])
+    assert cell(model, model.index_of(embed), Column.DIGEST, TreeRole.DIGEST_STATE) == "ok"
+    assert cell(model, model.index_of(sparse, "values"), Column.DIGEST) == "✗ mismatch"
+    assert cell(model, model.index_of(sparse), Column.DIGEST, TreeRole.DIGEST_STATE) == "mismatch"
+    assert cell(model, model.index_of(sparse).parent(), Column.DIGEST, TreeRole.DIGEST_STATE) == "mismatch"
+    assert cell(model, model.file_index(), Column.DIGEST, TreeRole.DIGEST_STATE) == "mismatch"
+    bias = tf.tensor("bias")
+    assert cell(model, model.index_of(bias), Column.DIGEST, TreeRole.DIGEST_STATE) == "none"
+
+
+def test_problem_tensors_are_marked(tmp_path):
+    from synthetic_files import warning
+
+    tf = build_file(tmp_path / "p.zt", [Spec("odd", problems=[warning("odd thing", tensor="odd")]), Spec("fine")])
+    model = TensorTreeModel(tf)
+    odd, fine = rows(model, model.file_index())
+    assert model.data(odd, Qt.ItemDataRole.DecorationRole) is not None
+    assert "odd thing" in model.data(odd, Qt.ItemDataRole.ToolTipRole)
+    assert model.data(fine, Qt.ItemDataRole.DecorationRole) is None
+    tf.close()
+
+
+def big_file(count: int) -> TensorFile:
+    tensors = [Tensor(f"model.layers.{i // 10}.block{i % 10}.weight", "float32", (64, 64),
+                      components={"data": Component("data", 64 + 16384 * i, 16384, digest="crc32c:0x00000000")},
+                      index=i) for i in range(count)]
+    return TensorFile("/nonexistent/big.zt", "zt", "test", tensors=tensors)
+
+
+def test_one_hundred_thousand_tensors_stay_fluid(qtbot):
+    from PySide6.QtWidgets import QTreeView
+
+    tf = big_file(100_000)
+    start = time.perf_counter()
+    model = TensorTreeModel(tf)
+    proxy = TensorFilterProxy()
+    proxy.setSourceModel(model)
+    view = QTreeView()
+    qtbot.addWidget(view)
+    view.setUniformRowHeights(True)
+    view.setModel(proxy)
+    view.resize(900, 600)
+    view.show()
+    view.expand(proxy.index(0, 0))
+    qtbot.wait(1)
+    opened = time.perf_counter() - start
+    start = time.perf_counter()
+    view.verticalScrollBar().setValue(70_000)
+    view.viewport().repaint()
+    scrolled = time.perf_counter() - start
+    start = time.perf_counter()
+    proxy.set_pattern("layers.9999.*")
+    filtered = time.perf_counter() - start
+    assert proxy.rowCount(proxy.index(0, 0)) == 10
+    start = time.perf_counter()
+    model.set_grouped(True)
+    view.expand(proxy.index(0, 0))
+    grouped = time.perf_counter() - start
+    # Generous bounds for slow CI machines; typical figures are 4-10x lower.
+    assert opened < 6.0 and scrolled < 0.5 and filtered < 3.0 and grouped < 2.0, (opened, scrolled, filtered, grouped)

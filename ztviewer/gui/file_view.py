@@ -1,0 +1,290 @@
+"""One open file in a tab: filterable tensor tree on the left, file map and hex view on the right."""
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QThreadPool, QTimer, Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSplitter,
+                               QStyledItemDelegate, QToolButton, QTreeView, QVBoxLayout, QWidget)
+
+from ztviewer.codec import Component, Problem, Tensor, TensorFile
+from ztviewer.codec.digest import components_with_digests
+from ztviewer.workers.tasks import OpenedFile
+
+from . import properties
+from .file_layout import FileLayout, Segment, build_layout, stored_here
+from .models.problems_model import ProblemsModel
+from .models.tensor_tree import Column, TensorTreeModel, TreeRole
+from .models.tree_nodes import NodeKind, TensorGroup
+from .models.tree_proxy import TensorFilterProxy
+from .verify_controller import VerifyController
+from .views.file_map import FileMap
+from .views.hex_view import HexView
+from .views.verify_progress import VerifyProgress
+
+COLUMN_WIDTHS = {Column.NAME: 216, Column.DTYPE: 72, Column.SHAPE: 92, Column.LAYOUT: 68, Column.STORED: 68,
+                 Column.ENCODING: 54, Column.OFFSET: 80, Column.DIGEST: 88}
+AUTO_GROUP_TENSORS = 20_000     # files with more tensors open grouped by name prefix
+EXPAND_MATCHES = 200            # expand groups to show matches when a filter leaves at most this many
+
+
+class NameElideDelegate(QStyledItemDelegate):
+    """Elides long dotted names at the start (``…layers.2.mlp.down_proj.weight``): the end says the most."""
+
+    def initStyleOption(self, option, index) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideLeft
+
+
+class FileView(QWidget):
+    """Everything about one :class:`TensorFile`; the main window holds one per tab."""
+
+    selection_changed = Signal(object)     # codec object (TensorFile, TensorGroup, Tensor, Component) or None
+    cursor_moved = Signal(object)          # byte offset under the hex cursor
+    status_message = Signal(str)
+
+    def __init__(self, opened: OpenedFile, grouped: bool = False, pool: QThreadPool | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("fileView")
+        self.tensor_file: TensorFile = opened.tensor_file
+        self.layout_map: FileLayout = opened.analysis if isinstance(opened.analysis, FileLayout) \
+            else build_layout(self.tensor_file)
+        grouped = grouped or len(self.tensor_file.tensors) > AUTO_GROUP_TENSORS
+        self.tree_model = TensorTreeModel(self.tensor_file, grouped=grouped, parent=self)
+        self.proxy = TensorFilterProxy(self)
+        self.proxy.setSourceModel(self.tree_model)
+        self.problems_model = ProblemsModel(self.tensor_file.all_problems(), self)
+        self._scroll_hex_on_select = True
+        self._build_widgets()
+        self.verifier = VerifyController(self.tensor_file, self.tree_model, self.problems_model, self.verify_bar,
+                                         pool, self)
+        self.verifier.message.connect(self.status_message)
+        self.hex_view.set_source(self.tensor_file.source, self.layout_map)
+        self.file_map.set_layout(self.layout_map)
+        self.tree.expand(self.proxy.index(0, 0))
+        self.tree.setCurrentIndex(self.proxy.index(0, 0))
+
+    # -- construction ----------------------------------------------------------------------------------------
+    def _build_widgets(self) -> None:
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setObjectName("tensorFilter")
+        self.filter_edit.setPlaceholderText("Filter tensors: substring or glob, e.g. *.weight  (Ctrl+F)")
+        self.filter_edit.setClearButtonEnabled(True)
+        self._filter_timer = QTimer(self, singleShot=True, interval=120)
+        self._filter_timer.timeout.connect(self._apply_filter)
+        self.filter_edit.textChanged.connect(lambda _text: self._filter_timer.start())
+        self.match_label = QLabel()
+        self.group_button = QToolButton()
+        self.group_button.setText("Group")
+        self.group_button.setToolTip("Group tensors by dotted name prefix")
+        self.group_button.setCheckable(True)
+        self.group_button.setChecked(self.tree_model.grouped)
+        self.group_button.toggled.connect(self.set_grouped)
+
+        self.tree = QTreeView()
+        self.tree.setObjectName("tensorTree")
+        self.tree.setModel(self.proxy)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setItemDelegateForColumn(Column.NAME, NameElideDelegate(self.tree))
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.tree.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.tree.setSortingEnabled(True)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column, width in COLUMN_WIDTHS.items():
+            self.tree.setColumnWidth(column, width)
+        self.tree.selectionModel().currentChanged.connect(self._on_current_changed)
+
+        self.hex_view = HexView()
+        self.file_map = FileMap()
+        self.verify_bar = VerifyProgress()
+        self.hex_view.cursor_moved.connect(self.cursor_moved)
+        self.hex_view.window_changed.connect(self.file_map.set_window)
+        self.hex_view.byte_activated.connect(self.select_owner_of)
+        self.file_map.segment_clicked.connect(self._on_segment_clicked)
+
+        filter_row = QHBoxLayout()
+        filter_row.setContentsMargins(0, 0, 0, 0)
+        filter_row.addWidget(self.filter_edit, 1)
+        filter_row.addWidget(self.match_label)
+        filter_row.addWidget(self.group_button)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addLayout(filter_row)
+        left_layout.addWidget(self.tree)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.setSpacing(2)
+        right_layout.addWidget(self.file_map)
+        right_layout.addWidget(self.hex_view, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 0)
+        self.splitter.setChildrenCollapsible(False)
+        self._sized = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.verify_bar)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._sized:       # the hex view gets its natural width, the tree the rest
+            self._sized = True
+            total = sum(self.splitter.sizes())
+            hex_width = min(self.hex_view.sizeHint().width(), total // 2)
+            self.splitter.setSizes([total - hex_width, hex_width])
+
+    # -- selection -------------------------------------------------------------------------------------------
+    def current_item(self):
+        return self.tree_model.item(self.proxy.mapToSource(self.tree.currentIndex()))
+
+    def selected_items(self) -> list:
+        rows = self.tree.selectionModel().selectedRows(0)
+        return [self.tree_model.item(self.proxy.mapToSource(i)) for i in rows]
+
+    def select_item(self, tensor: Tensor | None, role: str | None = None, scroll_hex: bool = True) -> bool:
+        """Make a tensor (or one of its components, or the file row when ``tensor`` is None) current."""
+        source = self.tree_model.index_of(tensor, role) if tensor is not None else self.tree_model.file_index()
+        index = self.proxy.mapFromSource(source)
+        if not index.isValid() and self.proxy.pattern:
+            self.filter_edit.clear()
+            self._apply_filter()
+            index = self.proxy.mapFromSource(source)
+        if not index.isValid():
+            return False
+        self._scroll_hex_on_select = scroll_hex
+        self.tree.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self._scroll_hex_on_select = True
+        self.tree.scrollTo(index)
+        return True
+
+    def _on_current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        source = self.proxy.mapToSource(current)
+        item = self.tree_model.item(source)
+        tensor = self.tree_model.tensor_of(source)
+        here = tensor is None or stored_here(self.tensor_file, tensor)
+        span = self.proxy.data(current, TreeRole.BYTE_RANGE) if here and isinstance(item, (Tensor, Component)) else None
+        if span is not None:
+            self.hex_view.set_selection(*span, scroll=self._scroll_hex_on_select)
+            self.file_map.set_selection(*span)
+        else:
+            self.hex_view.clear_selection()
+            self.file_map.clear_selection()
+        self.selection_changed.emit(item)
+
+    def select_owner_of(self, offset: int) -> None:
+        segment = self.layout_map.segment_at(offset)
+        if segment is not None:
+            self._on_segment_clicked(segment, offset)
+
+    def _on_segment_clicked(self, segment: Segment, offset: int) -> None:
+        owner = segment.owner
+        if owner is not None and owner.tensor_index is not None:
+            tensor = next((t for t in self.tensor_file.tensors if t.index == owner.tensor_index), None)
+            if tensor is not None and self.select_item(tensor, owner.role, scroll_hex=False):
+                self.hex_view.set_cursor(offset)
+                return
+        self.select_item(None, scroll_hex=False)
+        self.hex_view.set_selection(segment.offset, segment.length, scroll=False)
+        self.file_map.set_selection(segment.offset, segment.length)
+        self.hex_view.set_cursor(offset)
+        self.status_message.emit(segment.describe())
+
+    def select_problem(self, problem: Problem) -> None:
+        """Select the problem's tensor/component and bring its byte offset into the hex view."""
+        tensor = None
+        if problem.tensor is not None:
+            tensor = next((t for t in self.tensor_file.tensors if t.name == problem.tensor), None)
+        role = problem.component if tensor is not None and problem.component in tensor.components else None
+        self.select_item(tensor, role, scroll_hex=problem.offset is None)
+        if problem.offset is not None:
+            self.go_to_offset(problem.offset)
+
+    def go_to_offset(self, offset: int) -> None:
+        self.hex_view.set_cursor(offset)
+        self.hex_view.setFocus()
+
+    def properties(self) -> list[properties.Prop]:
+        """The properties-panel rows of the current item."""
+        index = self.proxy.mapToSource(self.tree.currentIndex())
+        item = self.tree_model.item(index)
+        size = self.tensor_file.size
+        if isinstance(item, Component):
+            tensor = self.tree_model.tensor_of(index)
+            state = self.tree_model.digest_state(tensor, item).value
+            return properties.component_props(tensor, item, self.layout_map, size, state)
+        if isinstance(item, Tensor):
+            return properties.tensor_props(item, self.layout_map, size)
+        if isinstance(item, TensorGroup):
+            return properties.group_props(item, self.tensor_file.tensors)
+        return properties.file_props(self.tensor_file, self.layout_map)
+
+    # -- filter and grouping ---------------------------------------------------------------------------------
+    def focus_filter(self) -> None:
+        self.filter_edit.setFocus()
+        self.filter_edit.selectAll()
+
+    def _apply_filter(self) -> None:
+        self._filter_timer.stop()
+        self.proxy.set_pattern(self.filter_edit.text())
+        total = len(self.tensor_file.tensors)
+        self.match_label.setText(f"{self.proxy.match_count():,} / {total:,}" if self.proxy.pattern else "")
+        file_index = self.proxy.index(0, 0)
+        self.tree.expand(file_index)
+        if self.proxy.pattern and self.tree_model.grouped and self.proxy.match_count() <= EXPAND_MATCHES:
+            self._expand_groups(file_index)
+
+    def _expand_groups(self, parent: QModelIndex) -> None:
+        for row in range(self.proxy.rowCount(parent)):
+            child = self.proxy.index(row, 0, parent)
+            if self.proxy.data(child, TreeRole.KIND) == NodeKind.GROUP.value:
+                self.tree.expand(child)
+                self._expand_groups(child)
+
+    def set_grouped(self, grouped: bool) -> None:
+        if grouped == self.tree_model.grouped:
+            return
+        current = self.current_item()
+        self.tree_model.set_grouped(grouped)
+        self.group_button.setChecked(grouped)
+        self.tree.expand(self.proxy.index(0, 0))
+        tensor = current if isinstance(current, Tensor) else None
+        self.select_item(tensor, scroll_hex=False)
+
+    def restore_manifest_order(self) -> None:
+        self.tree.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.tree_model.sort(-1)
+
+    # -- verification ----------------------------------------------------------------------------------------
+    def verify(self, selection_only: bool = False):
+        """Verify every recorded digest, or those of the selected rows; returns the task (or None)."""
+        if not selection_only:
+            return self.verifier.start(components_with_digests(self.tensor_file))
+        pairs: dict[tuple[int, str], tuple[Tensor, Component]] = {}
+        for index in self.tree.selectionModel().selectedRows(0):
+            source = self.proxy.mapToSource(index)
+            item = self.tree_model.item(source)
+            if isinstance(item, TensorFile):
+                return self.verifier.start(components_with_digests(self.tensor_file))
+            if isinstance(item, Component):
+                tensor = self.tree_model.tensor_of(source)
+                pairs[(id(tensor), item.role)] = (tensor, item)
+                continue
+            tensors = [self.tensor_file.tensors[p] for p in item.members] if isinstance(item, TensorGroup) else [item]
+            pairs.update(((id(t), c.role), (t, c)) for t in tensors for c in t.components.values())
+        return self.verifier.start([(t, c) for t, c in pairs.values() if c.digest is not None])
+
+    def shutdown(self) -> None:
+        """Stop background work and release the file (the tab is closing)."""
+        self.verifier.shutdown()
+        self.hex_view.set_source(None)
+        self.tensor_file.close()

@@ -1,0 +1,379 @@
+"""The main window: one tab per open file, docks for properties, data inspector and problems."""
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable
+
+from PySide6.QtCore import QSettings, Qt, QThreadPool
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QStackedWidget,
+                               QTabWidget, QWidget)
+
+from shiboken6 import Shiboken
+
+from ztviewer import __version__
+from ztviewer.workers.tasks import OpenedFile, OpenFileTask
+
+from .dialogs.goto_offset import GoToOffsetDialog
+from .file_layout import build_layout
+from .file_view import FileView
+from .formatting import exact_bytes, human_bytes
+from .recent_files import RecentFiles
+from .views.data_inspector import DataInspector
+from .views.problems_panel import ProblemsPanel
+from .views.properties_panel import PropertiesPanel
+from .welcome import WelcomePage, local_paths
+from .window_actions import WindowActions
+
+OPEN_FILTERS = ("Tensor files (*.zt *.safetensors *.blz)", "zTensor (*.zt)", "safetensors (*.safetensors)",
+                "BLZ1 tensor trains (*.blz)", "All files (*)")
+
+
+DEFAULT_SIZE = (1680, 1000)
+
+
+class MainWindow(QMainWindow):
+    """ztviewer's window. ``settings`` defaults to the application's QSettings (tests pass their own)."""
+
+    def __init__(self, settings: QSettings | None = None, pool: QThreadPool | None = None) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.setWindowTitle("ztviewer")
+        self.setAcceptDrops(True)
+        self.settings = settings or QSettings()
+        self.pool = pool or QThreadPool(self)
+        self.last_error = ""
+        self._opening: set[OpenFileTask] = set()
+
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("fileTabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.setTabsClosable(True)
+        self.tabs.setMovable(True)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.welcome = WelcomePage(OPEN_FILTERS)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(self.tabs)
+        self.setCentralWidget(self.stack)
+
+        self.properties_panel = PropertiesPanel()
+        self.inspector = DataInspector()
+        self.problems_panel = ProblemsPanel()
+        self.problems_panel.problem_activated.connect(self._on_problem_activated)
+        self.properties_dock = self._dock("Properties", "propertiesDock", self.properties_panel,
+                                          Qt.DockWidgetArea.RightDockWidgetArea)
+        self.problems_dock = self._dock("Problems", "problemsDock", self.problems_panel,
+                                        Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.inspector_dock = self._dock("Data Inspector", "inspectorDock", self.inspector,
+                                         Qt.DockWidgetArea.BottomDockWidgetArea)
+
+        self.actions_ = WindowActions(self)
+        self.actions_.toolbar()
+        self.actions_.build_menus()
+        self.welcome.open_button.clicked.connect(self.show_open_dialog)
+        self.recent = RecentFiles(self.settings, self.actions_.recent_menu, self)
+        self.recent.open_requested.connect(self.open_path)
+        self.actions_.group.setChecked(bool(self.settings.value("view/grouped", False, type=bool)))
+        self._build_status_bar()
+        self._restore_layout()
+        self._on_tab_changed()
+
+    # -- construction ----------------------------------------------------------------------------------------
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def docks(self) -> list[QDockWidget]:
+        return [self.properties_dock, self.inspector_dock, self.problems_dock]
+
+    def _build_status_bar(self) -> None:
+        self.format_label, self.size_label, self.tensors_label, self.problems_label = (QLabel() for _ in range(4))
+        for label in (self.format_label, self.tensors_label, self.size_label, self.problems_label):
+            label.setContentsMargins(8, 0, 8, 0)
+            self.statusBar().addPermanentWidget(label)
+
+    def _restore_layout(self) -> None:
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        width, height = DEFAULT_SIZE
+        if screen is not None and screen.width() > 100:
+            width, height = min(width, screen.width() - 40), min(height, screen.height() - 40)
+        self.resize(width, height)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        geometry = self.settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        state = self.settings.value("window/state")
+        self._default_dock_sizes = state is None or not self.restoreState(state)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._default_dock_sizes:     # docks can only be sized once the window has its real size
+            self._default_dock_sizes = False
+            self.resizeDocks([self.properties_dock], [320], Qt.Orientation.Horizontal)
+            bottom = max(400, self.width() - 340)
+            self.resizeDocks([self.problems_dock, self.inspector_dock], [bottom - min(480, bottom // 2),
+                                                                         min(480, bottom // 2)], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.problems_dock], [200], Qt.Orientation.Vertical)
+
+    def save_layout(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.setValue("view/grouped", self.actions_.group.isChecked())
+        self.settings.sync()
+
+    # -- views -----------------------------------------------------------------------------------------------
+    def file_views(self) -> list[FileView]:
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, FileView)]
+
+    def current_view(self) -> FileView | None:
+        widget = self.tabs.currentWidget()
+        return widget if isinstance(widget, FileView) else None
+
+    def view_for(self, path: str) -> FileView | None:
+        path = os.path.abspath(path)
+        return next((v for v in self.file_views() if os.path.abspath(v.tensor_file.path) == path), None)
+
+    # -- opening ---------------------------------------------------------------------------------------------
+    def show_open_dialog(self) -> None:
+        start = os.path.dirname(self.recent.paths()[0]) if self.recent.paths() else ""
+        dialog = QFileDialog(self, "Open Tensor Files", start)
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.setNameFilters(list(OPEN_FILTERS))
+        dialog.filesSelected.connect(self.open_paths)
+        dialog.open()
+
+    def open_paths(self, paths: Iterable[str]) -> list[OpenFileTask]:
+        return [task for task in (self.open_path(p) for p in paths) if task is not None]
+
+    def open_path(self, path: str) -> OpenFileTask | None:
+        """Open a file in a new tab (parsed on a worker); an already open file just comes to the front."""
+        path = os.path.abspath(os.fspath(path))
+        existing = self.view_for(path)
+        if existing is not None:
+            self.tabs.setCurrentWidget(existing)
+            return None
+        placeholder = QLabel(f"Opening {path}…")
+        placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.tabs.addTab(placeholder, os.path.basename(path))
+        self.tabs.setCurrentWidget(placeholder)
+        self.stack.setCurrentWidget(self.tabs)
+        return self._start_open(path, placeholder, lambda opened: self._show_opened(placeholder, opened))
+
+    def _start_open(self, path: str, slot: QWidget, done: Callable[[OpenedFile], None]) -> OpenFileTask:
+        task = OpenFileTask(path, analyse=build_layout)
+        self._opening.add(task)
+
+        def finished(opened: OpenedFile) -> None:
+            self._opening.discard(task)
+            if not Shiboken.isValid(slot) or self.tabs.indexOf(slot) < 0:   # the tab was closed meanwhile
+                opened.tensor_file.close()
+                return
+            done(opened)
+
+        def failed(message: str) -> None:
+            self._opening.discard(task)
+            if isinstance(slot, QLabel) and Shiboken.isValid(slot):
+                self._remove_tab_widget(slot)
+            self.show_error(f"Could not open {path}", message)
+
+        task.signals.finished.connect(finished)
+        task.signals.failed.connect(failed)
+        task.signals.cancelled.connect(lambda: self._opening.discard(task))
+        self.statusBar().showMessage(f"Opening {path}…")
+        task.start(self.pool)
+        return task
+
+    def _make_view(self, opened: OpenedFile, grouped: bool | None = None) -> FileView:
+        view = FileView(opened, grouped=self.actions_.group.isChecked() if grouped is None else grouped, pool=self.pool)
+        view.selection_changed.connect(lambda item, v=view: self._on_selection_changed(v))
+        view.cursor_moved.connect(lambda offset, v=view: self._on_cursor_moved(v, offset))
+        view.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        view.verifier.ended.connect(lambda outcome: self._update_actions())
+        view.group_button.toggled.connect(lambda grouped, v=view: self._on_view_grouped(v, grouped))
+        view.problems_model.rowsInserted.connect(self._update_status)
+        view.problems_model.rowsRemoved.connect(self._update_status)
+        return view
+
+    def _show_opened(self, placeholder: QWidget, opened: OpenedFile) -> None:
+        self.show_file(opened, at=self.tabs.indexOf(placeholder))
+        self._remove_tab_widget(placeholder)
+        tf = opened.tensor_file
+        errors = sum(1 for p in tf.all_problems() if p.is_error)
+        note = f", {errors} error{'s' if errors != 1 else ''}" if errors else ""
+        self.statusBar().showMessage(f"Opened {tf.path} in {opened.seconds * 1000:.0f} ms{note}", 8000)
+
+    def show_file(self, opened: OpenedFile, at: int = -1, grouped: bool | None = None) -> FileView:
+        """Show an already parsed file in a new tab (``open_path`` ends here; embedders may call it too)."""
+        view = self._make_view(opened, grouped)
+        index = self.tabs.insertTab(at, view, os.path.basename(opened.tensor_file.path))
+        self.tabs.setTabToolTip(index, opened.tensor_file.path)
+        self.tabs.setCurrentWidget(view)
+        self.stack.setCurrentWidget(self.tabs)
+        if os.path.isfile(opened.tensor_file.path):
+            self.recent.add(opened.tensor_file.path)
+        return view
+
+    def reload_current(self) -> OpenFileTask | None:
+        view = self.current_view()
+        if view is None:
+            return None
+        return self._start_open(view.tensor_file.path, view, lambda opened: self._replace_view(view, opened))
+
+    def _replace_view(self, old: FileView, opened: OpenedFile) -> None:
+        view = self.show_file(opened, at=self.tabs.indexOf(old), grouped=old.tree_model.grouped)
+        view.filter_edit.setText(old.filter_edit.text())
+        self._remove_tab_widget(old)
+        self.statusBar().showMessage(f"Reloaded {opened.tensor_file.path}", 5000)
+
+    def _remove_tab_widget(self, widget: QWidget) -> None:
+        index = self.tabs.indexOf(widget)
+        if index >= 0:
+            self.tabs.removeTab(index)
+        if isinstance(widget, FileView):
+            widget.shutdown()
+        widget.deleteLater()
+        if not self.tabs.count():
+            self.stack.setCurrentWidget(self.welcome)
+
+    def close_tab(self, index: int) -> None:
+        widget = self.tabs.widget(index)
+        if widget is not None:
+            self._remove_tab_widget(widget)
+
+    def close_current(self) -> None:
+        if self.tabs.count():
+            self.close_tab(self.tabs.currentIndex())
+
+    def cycle_tab(self, step: int) -> None:
+        if self.tabs.count():
+            self.tabs.setCurrentIndex((self.tabs.currentIndex() + step) % self.tabs.count())
+
+    # -- commands on the current file ------------------------------------------------------------------------
+    def focus_filter(self) -> None:
+        if (view := self.current_view()) is not None:
+            view.focus_filter()
+
+    def show_goto_dialog(self) -> None:
+        view = self.current_view()
+        if view is None:
+            return
+        dialog = GoToOffsetDialog(view.tensor_file.size, view.hex_view.cursor_offset(), self)
+        dialog.accepted.connect(lambda: view.go_to_offset(dialog.offset))
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def set_grouped(self, grouped: bool) -> None:
+        self.actions_.group.setChecked(grouped)
+        if (view := self.current_view()) is not None:
+            view.set_grouped(grouped)
+
+    def restore_manifest_order(self) -> None:
+        if (view := self.current_view()) is not None:
+            view.restore_manifest_order()
+
+    def verify(self, selection_only: bool = False):
+        view = self.current_view()
+        task = view.verify(selection_only) if view is not None else None
+        self._update_actions()
+        return task
+
+    def cancel_verify(self) -> None:
+        if (view := self.current_view()) is not None:
+            view.verifier.cancel()
+
+    def show_error(self, title: str, message: str) -> None:
+        """Report a failure as a message (never a traceback): status bar plus a non-blocking box."""
+        self.last_error = f"{title}: {message}"
+        self.statusBar().showMessage(self.last_error, 15000)
+        box = QMessageBox(QMessageBox.Icon.Warning, "ztviewer", title, QMessageBox.StandardButton.Close, self)
+        box.setInformativeText(message)
+        box.setObjectName("errorMessage")
+        box.finished.connect(box.deleteLater)
+        box.open()
+
+    def show_about(self) -> None:
+        box = QMessageBox(QMessageBox.Icon.Information, "About ztviewer",
+                          f"<b>ztviewer {__version__}</b><br>Inspector for tensor files: zTensor (.zt), "
+                          "safetensors and BLZ1 tensor trains.", QMessageBox.StandardButton.Close, self)
+        box.finished.connect(box.deleteLater)
+        box.open()
+
+    # -- reacting --------------------------------------------------------------------------------------------
+    def _on_tab_changed(self, *args) -> None:
+        view = self.current_view()
+        self.problems_panel.set_model(view.problems_model if view else None)
+        self.inspector.set_source(view.tensor_file.source if view else None)
+        if view is not None:
+            self.inspector.set_offset(view.hex_view.cursor_offset())
+            self.actions_.group.setChecked(view.tree_model.grouped)
+        self._update_status()
+        self._on_selection_changed(view)
+        self._update_actions()
+
+    def _update_status(self) -> None:
+        view = self.current_view()
+        if view is None:
+            self.setWindowTitle("ztviewer")
+            for label in (self.format_label, self.size_label, self.tensors_label, self.problems_label):
+                label.setText("")
+            return
+        tf = view.tensor_file
+        self.setWindowTitle(f"{os.path.basename(tf.path)} — ztviewer")
+        self.format_label.setText(" ".join(p for p in (tf.format, tf.variant) if p) or "unknown format")
+        self.size_label.setText(human_bytes(tf.size))
+        self.size_label.setToolTip(exact_bytes(tf.size))
+        self.tensors_label.setText(f"{len(tf.tensors):,} tensor{'s' if len(tf.tensors) != 1 else ''}")
+        errors, warnings = view.problems_model.counts()
+        self.problems_label.setText(f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+                                    if errors or warnings else "no problems")
+
+    def _update_actions(self) -> None:
+        view = self.current_view()
+        self.actions_.update_enabled(view is not None, view is not None and view.verifier.running)
+
+    def _on_selection_changed(self, view: FileView | None) -> None:
+        if view is self.current_view():
+            self.properties_panel.show_props(view.properties() if view is not None else [])
+
+    def _on_view_grouped(self, view: FileView, grouped: bool) -> None:
+        if view is self.current_view():
+            self.actions_.group.setChecked(grouped)
+
+    def _on_cursor_moved(self, view: FileView, offset: int) -> None:
+        if view is self.current_view():
+            self.inspector.set_offset(offset)
+
+    def _on_problem_activated(self, problem) -> None:
+        if (view := self.current_view()) is not None:
+            view.select_problem(problem)
+
+    # -- Qt events -------------------------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = local_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_layout()
+        for task in list(self._opening):
+            task.cancel()
+        for view in self.file_views():
+            view.verifier.shutdown()
+        self.pool.waitForDone(3000)
+        while self.tabs.count():
+            self.close_tab(0)
+        super().closeEvent(event)

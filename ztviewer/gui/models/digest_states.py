@@ -1,0 +1,65 @@
+"""Per-component digest verification states of one open file, with cheap aggregates for tree rows."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from ztviewer.codec.model import Component, Tensor
+from ztviewer.workers.tasks import DigestState
+
+# A parent row shows the most important state among its components (higher wins).
+PRIORITY = {DigestState.NONE: 0, DigestState.OK: 1, DigestState.UNCHECKED: 2, DigestState.INVALID: 3,
+             DigestState.MISMATCH: 4}
+
+
+def worst(states: Iterable[DigestState]) -> DigestState:
+    return max(states, key=PRIORITY.__getitem__, default=DigestState.NONE)
+
+
+class DigestStates:
+    """Digest state per (tensor, role); untouched components are in their initial state."""
+
+    def __init__(self, tensors: list[Tensor]) -> None:
+        self._changed: dict[tuple[int, str], DigestState] = {}
+        self._totals: Counter[DigestState] = Counter(
+            DigestState.initial(c) for t in tensors for c in t.components.values())
+
+    def of(self, tensor: Tensor, component: Component) -> DigestState:
+        return self._changed.get((id(tensor), component.role)) or DigestState.initial(component)
+
+    def of_tensor(self, tensor: Tensor) -> DigestState:
+        if not self._changed:      # nothing verified yet: a digest makes it unchecked
+            recorded = any(c.digest is not None for c in tensor.components.values())
+            return DigestState.UNCHECKED if recorded else DigestState.NONE
+        return worst(self.of(tensor, c) for c in tensor.components.values())
+
+    def of_tensors(self, tensors: Iterable[Tensor]) -> DigestState:
+        """The most important state among many tensors (stops at the first mismatch)."""
+        best, rank = DigestState.NONE, 0
+        for tensor in tensors:
+            state = self.of_tensor(tensor)
+            if PRIORITY[state] > rank:
+                best, rank = state, PRIORITY[state]
+                if state is DigestState.MISMATCH:
+                    break
+        return best
+
+    def of_file(self) -> DigestState:
+        return worst(s for s, n in self._totals.items() if n)
+
+    def totals(self) -> Counter[DigestState]:
+        return Counter({s: n for s, n in self._totals.items() if n})
+
+    def set(self, tensor: Tensor, component: Component, state: DigestState) -> bool:
+        """Record a state; return whether it changed."""
+        old = self.of(tensor, component)
+        if old is state:
+            return False
+        self._changed[(id(tensor), component.role)] = state
+        self._totals[old] -= 1
+        self._totals[state] += 1
+        return True
+
+    def reset(self, pairs: Iterable[tuple[Tensor, Component]]) -> None:
+        for tensor, component in pairs:
+            self.set(tensor, component, DigestState.initial(component))

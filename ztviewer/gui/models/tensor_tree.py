@@ -1,0 +1,284 @@
+"""The tensor tree: file → (dotted-prefix groups) → tensors → components, over the codec model.
+
+A thin adapter: :meth:`TensorTreeModel.item` returns the codec object behind an index. Nothing is built per
+row in advance (see :mod:`.tree_nodes`), so 100,000 tensors cost only the rows on screen. Sorting happens
+here, on whole columns at once, because a proxy comparing rows through Python ``data()`` calls would take
+seconds on large files; :class:`~.tree_proxy.TensorFilterProxy` forwards ``sort`` to it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+
+from ztviewer.codec import Component, Tensor, TensorFile
+from ztviewer.workers.tasks import DigestState
+
+from . import tree_text
+from .digest_states import DigestStates
+from .tree_roles import COLUMN_COUNT, HEADERS, Column, TreeRole
+from .tree_nodes import (FILE_ID, GROUP_FLAG, SLOT_MASK, Grouping, NodeKind, TensorGroup, component_id,
+                         component_slot, kind_of, tensor_id, tensor_position)
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_LEAF_FLAGS = _FLAGS | Qt.ItemFlag.ItemNeverHasChildren
+_NO_FLAGS = Qt.ItemFlag.NoItemFlags
+_DIGEST_ROLES = [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole]
+
+
+class TensorTreeModel(QAbstractItemModel):
+    """Tree model of one :class:`TensorFile`.
+
+    Parameters
+    ----------
+    tensor_file:
+        The opened file (its tensors are never modified here).
+    grouped:
+        Insert one level per dotted name prefix between the file and its tensors.
+    """
+
+    def __init__(self, tensor_file: TensorFile, grouped: bool = False, parent=None) -> None:
+        super().__init__(parent)
+        self.tensor_file = tensor_file
+        self.tensors = tensor_file.tensors
+        self.digests = DigestStates(self.tensors)
+        self._position = {id(t): i for i, t in enumerate(self.tensors)}
+        self._roles = [list(t.components) for t in self.tensors]
+        self._order = list(range(len(self.tensors)))
+        self._rank = list(self._order)
+        self._sort = (-1, Qt.SortOrder.AscendingOrder)
+        self._grouping: Grouping | None = None
+        self._group_states: dict[int, DigestState] = {}
+        self._components_shown: set[int] = set()   # tensors whose component rows were ever asked for
+        if grouped:
+            self._grouping = Grouping([t.name for t in self.tensors], self._rank)
+
+    # -- codec objects behind indexes --------------------------------------------------------------------
+    def item(self, index: AnyIndex) -> TensorFile | TensorGroup | Tensor | Component | None:
+        if not index.isValid():
+            return None
+        node = index.internalId()
+        kind = kind_of(node)
+        if kind is NodeKind.FILE:
+            return self.tensor_file
+        if kind is NodeKind.GROUP:
+            return self._grouping.group(node)
+        tensor = self.tensors[tensor_position(node)]
+        if kind is NodeKind.TENSOR:
+            return tensor
+        return tensor.components[self._roles[tensor_position(node)][component_slot(node)]]
+
+    def group(self, node_id: int) -> TensorGroup:
+        return self._grouping.group(node_id)
+
+    def kind(self, index: AnyIndex) -> NodeKind | None:
+        return kind_of(index.internalId()) if index.isValid() else None
+
+    def tensor_of(self, index: AnyIndex) -> Tensor | None:
+        kind = self.kind(index)
+        if kind in (NodeKind.TENSOR, NodeKind.COMPONENT):
+            return self.tensors[tensor_position(index.internalId())]
+        return None
+
+    def file_index(self) -> QModelIndex:
+        return self.createIndex(0, 0, FILE_ID)
+
+    def index_of(self, tensor: Tensor, role: str | None = None, column: int = 0) -> QModelIndex:
+        """The index of a tensor (or of one of its components)."""
+        position = self._position.get(id(tensor))
+        if position is None:
+            return QModelIndex()
+        if role is not None:
+            if role not in tensor.components:
+                return QModelIndex()
+            slot = self._roles[position].index(role)
+            return self.createIndex(slot, column, component_id(position, slot))
+        _, row = self._place(tensor_id(position))
+        return self.createIndex(row, column, tensor_id(position))
+
+    @property
+    def grouped(self) -> bool:
+        return self._grouping is not None
+
+    def set_grouped(self, grouped: bool) -> None:
+        if grouped == self.grouped:
+            return
+        self.beginResetModel()
+        self._grouping = None
+        if grouped:
+            self._grouping = Grouping([t.name for t in self.tensors], self._rank,
+                                      self._sort[1] == Qt.SortOrder.DescendingOrder and self._sort[0] == Column.NAME)
+        self._group_states.clear()
+        self.endResetModel()
+
+    # -- digest states -----------------------------------------------------------------------------------
+    def digest_state(self, tensor: Tensor, component: Component) -> DigestState:
+        return self.digests.of(tensor, component)
+
+    def set_digest_states(self, updates: list[tuple[Tensor, str, DigestState]]) -> None:
+        """Apply verification results and repaint the digest cells of rows that can be on screen."""
+        changed = [(t, r) for t, r, s in updates if r in t.components and self.digests.set(t, t.components[r], s)]
+        if not changed:
+            return
+        self._group_states.clear()
+        rows: dict[int, list[int]] = {FILE_ID: []}    # parent node -> changed child rows
+        for tensor, role in changed:
+            position = self._position[id(tensor)]
+            if position in self._components_shown:
+                rows.setdefault(tensor_id(position), []).append(self._roles[position].index(role))
+            place = self._grouping.known_place(position) if self._grouping is not None else (FILE_ID, self._rank[position])
+            while place is not None:
+                parent, row = place
+                rows.setdefault(parent, []).append(row)
+                place = None if parent == FILE_ID else self._grouping.place_of_group(parent)
+        top = self.createIndex(0, Column.DIGEST, FILE_ID)
+        self.dataChanged.emit(top, top, _DIGEST_ROLES)
+        for parent, changed_rows in rows.items():
+            if changed_rows:
+                first, last = min(changed_rows), max(changed_rows)
+                self.dataChanged.emit(self.createIndex(first, Column.DIGEST, self._child(parent, first)),
+                                      self.createIndex(last, Column.DIGEST, self._child(parent, last)), _DIGEST_ROLES)
+
+    def group_state(self, group: TensorGroup) -> DigestState:
+        state = self._group_states.get(group.node_id)
+        if state is None:
+            state = self._group_states[group.node_id] = self.digests.of_tensors(
+                self.tensors[p] for p in group.members)
+        return state
+
+    # -- structure -----------------------------------------------------------------------------------------
+    def _place(self, node: int) -> tuple[int, int]:
+        """(parent node, row) of a tensor or group node."""
+        if node & GROUP_FLAG:
+            return self._grouping.place_of_group(node)
+        position = tensor_position(node)
+        if self._grouping is not None:
+            return self._grouping.place_of_tensor(position)
+        return FILE_ID, self._rank[position]
+
+    def child_node(self, parent: AnyIndex, row: int) -> int:
+        """Internal id of a child row without making an index (used by the filter proxy)."""
+        return self._child(parent.internalId(), row) if parent.isValid() else FILE_ID
+
+    # The methods below run once per row whenever a view lays out an expanded node (100,000 times for a
+    # big file), so they avoid helper calls and enum arithmetic.
+    def _child(self, node: int, row: int) -> int:
+        """Id of child ``row`` of ``node``; IndexError when there is no such row."""
+        if node == FILE_ID:
+            return self._grouping.children(FILE_ID)[row] if self._grouping is not None else (self._order[row] + 1) << 8
+        if node & GROUP_FLAG:
+            return self._grouping.children(node)[row]
+        position = (node >> 8) - 1
+        if node & SLOT_MASK or row >= len(self._roles[position]):
+            raise IndexError(row)
+        self._components_shown.add(position)
+        return node | (row + 1)
+
+    def index(self, row: int, column: int, parent: AnyIndex = QModelIndex()) -> QModelIndex:
+        if row < 0 or not 0 <= column < COLUMN_COUNT:
+            return QModelIndex()
+        if not parent.isValid():
+            return self.createIndex(0, column, FILE_ID) if row == 0 else QModelIndex()
+        if parent.column() != 0:
+            return QModelIndex()
+        try:
+            return self.createIndex(row, column, self._child(parent.internalId(), row))
+        except IndexError:
+            return QModelIndex()
+
+    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: D401 - Qt override
+        if not index.isValid():
+            return QModelIndex()
+        node = index.internalId()
+        if node == FILE_ID:
+            return QModelIndex()
+        if node & SLOT_MASK:
+            node &= ~SLOT_MASK
+            return self.createIndex(self._place(node)[1], 0, node)
+        parent_node = self._place(node)[0]
+        if parent_node == FILE_ID:
+            return self.createIndex(0, 0, FILE_ID)
+        return self.createIndex(self._grouping.group(parent_node).row, 0, parent_node)
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:
+        if not parent.isValid():
+            return 1
+        if parent.column() != 0:
+            return 0
+        node = parent.internalId()
+        if node == FILE_ID:
+            return len(self._grouping.root) if self._grouping is not None else len(self.tensors)
+        if node & GROUP_FLAG:
+            return len(self._grouping.children(node))
+        return 0 if node & SLOT_MASK else len(self._roles[(node >> 8) - 1])
+
+    def hasChildren(self, parent: AnyIndex = QModelIndex()) -> bool:
+        if not parent.isValid():
+            return True
+        if parent.column() != 0:
+            return False
+        node = parent.internalId()
+        if node == FILE_ID:
+            return bool(self.tensors)
+        if node & GROUP_FLAG:
+            return True   # a group always has members; do not build it to find out
+        return not node & SLOT_MASK and bool(self._roles[(node >> 8) - 1])
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:
+        return COLUMN_COUNT
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return _NO_FLAGS
+        return _LEAF_FLAGS if index.internalId() & SLOT_MASK else _FLAGS
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(Column):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return HEADERS[Column(section)]
+            if role == Qt.ItemDataRole.TextAlignmentRole and section in (Column.STORED, Column.OFFSET):
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role == TreeRole.ITEM:
+            return self.item(index)
+        if role == TreeRole.KIND:
+            return kind_of(index.internalId()).value
+        if role == TreeRole.TENSOR:
+            return self.tensor_of(index)
+        return tree_text.cell(self, index, Column(index.column()), role)
+
+    # -- sorting -------------------------------------------------------------------------------------------
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort tensors by a column (``-1``: manifest order). Components keep their manifest order."""
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        nodes = [(p.internalId(), p.column()) for p in persistent]
+        descending = order == Qt.SortOrder.DescendingOrder
+        if column < 0:
+            self._order = list(range(len(self.tensors)))
+        else:
+            keys = [tree_text.sort_key(t, Column(column), self.digests) for t in self.tensors]
+            self._order = sorted(range(len(self.tensors)), key=keys.__getitem__, reverse=descending)
+        for rank, position in enumerate(self._order):
+            self._rank[position] = rank
+        self._sort = (column, order)
+        if self._grouping is not None:
+            self._grouping.resort(self._rank, descending and column == Column.NAME)
+        self.changePersistentIndexList(persistent, [self._index_for_node(n, c) for n, c in nodes])
+        self.layoutChanged.emit()
+
+    def _index_for_node(self, node: int, column: int) -> QModelIndex:
+        kind = kind_of(node)
+        if kind is NodeKind.FILE:
+            return self.createIndex(0, column, node)
+        if kind is NodeKind.COMPONENT:
+            return self.createIndex(component_slot(node), column, node)
+        return self.createIndex(self._place(node)[1], column, node)
+
+
+__all__ = ["Column", "HEADERS", "TensorTreeModel", "TreeRole"]

@@ -1,0 +1,135 @@
+"""The facts the properties panel lists for a selected file, group, tensor or component (no widgets)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ztviewer.codec import Component, Tensor, TensorFile
+
+from .file_layout import FileLayout
+from .formatting import alignment_of, byte_range, exact_bytes, shape_text, short_value
+from .models.tree_nodes import TensorGroup
+
+MAX_ITEMS = 200
+
+
+@dataclass
+class Prop:
+    key: str
+    value: str = ""
+    children: list["Prop"] = field(default_factory=list)
+
+
+def value_props(key: str, value: Any) -> Prop:
+    """A manifest or attribute value as a property, nested for mappings and sequences."""
+    if isinstance(value, dict):
+        children = [value_props(str(k), v) for k, v in list(value.items())[:MAX_ITEMS]]
+        if len(value) > MAX_ITEMS:
+            children.append(Prop("…", f"{len(value) - MAX_ITEMS:,} more"))
+        return Prop(key, f"{{{len(value)} entries}}", children)
+    if isinstance(value, (list, tuple)) and value and any(isinstance(v, (dict, list, tuple)) for v in value):
+        children = [value_props(f"[{i}]", v) for i, v in enumerate(value[:MAX_ITEMS])]
+        if len(value) > MAX_ITEMS:
+            children.append(Prop("…", f"{len(value) - MAX_ITEMS:,} more"))
+        return Prop(key, f"[{len(value)} items]", children)
+    return Prop(key, short_value(value))
+
+
+def _ratio(numerator: int | None, denominator: int) -> str:
+    if numerator is None or denominator <= 0:
+        return "—"
+    return f"{numerator / denominator:.3f}×"
+
+
+def _problems(problems) -> list[Prop]:
+    items = [Prop(p.severity.value, p.describe()) for p in problems]
+    return [Prop("Problems", f"{len(items)}", items)] if items else []
+
+
+def file_props(tf: TensorFile, layout: FileLayout | None) -> list[Prop]:
+    stored = sum(t.stored_nbytes for t in tf.tensors)
+    dense = [t.dense_nbytes for t in tf.tensors]
+    known_dense = sum(d for d in dense if d is not None)
+    general = [Prop("path", tf.path), Prop("format", tf.format), Prop("variant", tf.variant or "—"),
+               Prop("size", exact_bytes(tf.size)), Prop("readable", "yes" if tf.readable else "no"),
+               Prop("tensors", f"{len(tf.tensors):,}")]
+    regions = [Prop(r.label or r.kind, f"{r.kind} {byte_range(r.offset, r.length)} {r.length:,} bytes")
+               for r in tf.regions]
+    derived = [Prop("stored tensor bytes", exact_bytes(stored)),
+               Prop("dense tensor bytes", exact_bytes(known_dense)),
+               Prop("compression ratio", _ratio(known_dense, stored))]
+    if layout is not None:
+        for kind, label in (("padding", "zero padding"), ("gap", "gaps"), ("overlap", "overlaps")):
+            segments = [s for s in layout.segments if s.kind == kind]
+            derived.append(Prop(label, f"{len(segments):,} ranges, {sum(s.length for s in segments):,} bytes"))
+    props = [Prop("File", "", general)]
+    if regions:
+        props.append(Prop("Regions", f"{len(regions)}", regions))
+    props.append(value_props("Attributes", tf.attributes))
+    if tf.extra:
+        props.append(value_props("Format fields", tf.extra))
+    props.append(Prop("Derived", "", derived))
+    return props + _problems(tf.problems)
+
+
+def group_props(group: TensorGroup, tensors: list[Tensor]) -> list[Prop]:
+    members = [tensors[p] for p in group.members]
+    stored = sum(t.stored_nbytes for t in members)
+    return [Prop("Group", "", [Prop("prefix", group.prefix), Prop("tensors", f"{len(members):,}"),
+                               Prop("stored bytes", exact_bytes(stored))])]
+
+
+def component_fields(component: Component) -> list[Prop]:
+    fields = [Prop("role", component.role), Prop("offset", f"{component.offset:,} (0x{component.offset:X})"),
+              Prop("length", exact_bytes(component.length)), Prop("encoding", component.encoding),
+              Prop("digest", component.digest or "—"), Prop("dtype", component.dtype or "—"),
+              Prop("byte order", component.byte_order)]
+    if component.uncompressed_length is not None:
+        fields.append(Prop("uncompressed length", exact_bytes(component.uncompressed_length)))
+    fields += [value_props(str(k), v) for k, v in component.extra.items()]
+    return fields
+
+
+def component_derived(component: Component, layout: FileLayout | None, file_size: int) -> list[Prop]:
+    derived = [Prop("byte range", f"{byte_range(component.offset, component.length)}"),
+               Prop("alignment", f"{alignment_of(component.offset):,} bytes")]
+    if component.end > file_size:
+        derived.append(Prop("past end of file", f"{component.end - file_size:,} bytes"))
+    if layout is not None:
+        derived.append(Prop("padding after", f"{layout.padding_after(component.end):,} bytes"))
+    if component.uncompressed_length is not None:
+        derived.append(Prop("compression ratio", _ratio(component.uncompressed_length, component.length)))
+    return derived
+
+
+def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int) -> list[Prop]:
+    manifest = [Prop("name", tensor.name), Prop("index", str(tensor.index)), Prop("dtype", tensor.dtype),
+                Prop("shape", f"{shape_text(tensor.shape)}  {list(tensor.shape)}"), Prop("layout", tensor.layout)]
+    if tensor.layout_spelling and tensor.layout_spelling != tensor.layout:
+        manifest.append(Prop("layout as written", tensor.layout_spelling))
+    manifest.append(Prop("components", f"{len(tensor.components)}",
+                         [Prop(role, f"{c.encoding} {byte_range(c.offset, c.length)}", component_fields(c))
+                          for role, c in tensor.components.items()]))
+    dense = tensor.dense_nbytes
+    derived = [Prop("element count", f"{tensor.numel:,}" if all(d >= 0 for d in tensor.shape) else "—"),
+               Prop("dense bytes", exact_bytes(dense) if dense is not None else "unknown dtype"),
+               Prop("stored bytes", exact_bytes(tensor.stored_nbytes)),
+               Prop("compression ratio", _ratio(dense, tensor.stored_nbytes))]
+    if tensor.components:
+        start = min(c.offset for c in tensor.components.values())
+        end = max(c.end for c in tensor.components.values())
+        derived += [Prop("byte range", byte_range(start, end - start)),
+                    Prop("alignment", ", ".join(f"{r}: {alignment_of(c.offset):,}" for r, c in tensor.components.items()))]
+        if layout is not None:
+            derived.append(Prop("padding after", f"{layout.padding_after(end):,} bytes"))
+    props = [Prop("Manifest", "", manifest), value_props("Attributes", tensor.attributes)]
+    if tensor.extra:
+        props.append(value_props("Format fields", tensor.extra))
+    return props + [Prop("Derived", "", derived)] + _problems(tensor.problems)
+
+
+def component_props(tensor: Tensor, component: Component, layout: FileLayout | None, file_size: int,
+                    digest_state: str) -> list[Prop]:
+    return [Prop("Component", f"{tensor.name} · {component.role}", component_fields(component)),
+            Prop("Derived", "", component_derived(component, layout, file_size) + [Prop("digest state", digest_state)])] \
+        + _problems([p for p in tensor.problems if p.component == component.role])

@@ -1,0 +1,1 @@
+"""Widgets that show one aspect of an open file."""

@@ -1,0 +1,81 @@
+"""The problems dock: a sortable table of the current file's problems; activating one navigates to it."""
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+
+from ..models.problems_model import PROBLEM_ROLE, SORT_ROLE, ProblemColumn, ProblemsModel
+
+
+class ProblemsPanel(QWidget):
+    problem_activated = Signal(object)   # codec Problem
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("problemsPanel")
+        self.summary = QLabel("No file")
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.table.clicked.connect(self._activate)
+        self.table.activated.connect(self._activate)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.table)
+        self._model: ProblemsModel | None = None
+
+    def set_model(self, model: ProblemsModel | None) -> None:
+        if self._model is not None:
+            for signal in (self._model.modelReset, self._model.rowsInserted, self._model.rowsRemoved):
+                signal.disconnect(self._update_summary)
+        self._model = model
+        self.proxy.setSourceModel(model)
+        self._size_columns()
+        if model is not None:
+            for signal in (model.modelReset, model.rowsInserted, model.rowsRemoved):
+                signal.connect(self._update_summary)
+        self._update_summary()
+
+    def _size_columns(self) -> None:
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        for column, width in ((ProblemColumn.SEVERITY, 84), (ProblemColumn.WHERE, 170), (ProblemColumn.OFFSET, 64),
+                              (ProblemColumn.RULE, 190)):
+            if column < header.count():
+                self.table.setColumnWidth(column, width)
+        if ProblemColumn.MESSAGE < header.count():
+            header.setSectionResizeMode(ProblemColumn.MESSAGE, QHeaderView.ResizeMode.Stretch)
+
+    def model(self) -> ProblemsModel | None:
+        return self._model
+
+    def _update_summary(self, *args) -> None:
+        if self._model is None:
+            self.summary.setText("No file")
+            return
+        errors, warnings = self._model.counts()
+        if not errors and not warnings:
+            self.summary.setText("No problems found")
+        else:
+            self.summary.setText(f"{errors} error{'s' if errors != 1 else ''}, "
+                                 f"{warnings} warning{'s' if warnings != 1 else ''}")
+
+    def _activate(self, index: QModelIndex) -> None:
+        problem = self.proxy.data(index, PROBLEM_ROLE)
+        if problem is not None:
+            self.problem_activated.emit(problem)
+
+    def activate_row(self, row: int) -> None:
+        """Activate the problem shown at ``row`` (as a click would)."""
+        self._activate(self.proxy.index(row, 0))

@@ -1,0 +1,122 @@
+"""Menus, toolbar and shortcuts of the main window."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QStyle, QToolBar
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+SP = QStyle.StandardPixmap
+
+
+class WindowActions:
+    """Creates every action once; the window enables them according to the current tab."""
+
+    def __init__(self, window: "MainWindow") -> None:
+        self.window = window
+        style = window.style()
+        w = window
+
+        def action(text: str, slot: Callable, shortcut=None, icon=None, tip: str = "", checkable: bool = False) -> QAction:
+            act = QAction(text, window)
+            if shortcut is not None:
+                keys = shortcut if isinstance(shortcut, list) else [shortcut]
+                sequences: list[QKeySequence] = []
+                for key in keys:
+                    for seq in QKeySequence.keyBindings(key) if isinstance(key, QKeySequence.StandardKey) else [QKeySequence(key)]:
+                        if not seq.isEmpty() and seq not in sequences:
+                            sequences.append(seq)
+                act.setShortcuts(sequences)
+            if icon is not None:
+                act.setIcon(style.standardIcon(icon))
+            if tip:
+                act.setStatusTip(tip)
+                act.setToolTip(tip)
+            act.setCheckable(checkable)
+            act.triggered.connect(slot)
+            return act
+
+        self.open = action("&Open…", w.show_open_dialog, QKeySequence.StandardKey.Open, SP.SP_DialogOpenButton,
+                           "Open tensor files")
+        self.reload = action("&Reload", w.reload_current, QKeySequence.StandardKey.Refresh, SP.SP_BrowserReload,
+                             "Read the current file again from disk")
+        self.close = action("&Close", w.close_current, QKeySequence.StandardKey.Close, None, "Close the current file")
+        self.quit = action("&Quit", w.close, [QKeySequence.StandardKey.Quit, "Ctrl+Q"], None, "Quit ztviewer")
+        self.quit.setMenuRole(QAction.MenuRole.QuitRole)
+        self.find = action("&Find Tensor…", w.focus_filter, QKeySequence.StandardKey.Find, None,
+                           "Filter the tensor tree by name (substring or glob)")
+        self.goto = action("&Go to Offset…", w.show_goto_dialog, "Ctrl+G", SP.SP_ArrowRight, "Jump to a byte offset")
+        self.group = action("&Group by Name Prefix", w.set_grouped, "Ctrl+Shift+G", None,
+                            "Group tensors by dotted name prefix (model.layers.0. …)", checkable=True)
+        self.manifest_order = action("&Manifest Order", w.restore_manifest_order, None, None,
+                                     "Show tensors in the order the file lists them")
+        self.verify_all = action("&Verify All Digests", lambda: w.verify(False), "Ctrl+Shift+V",
+                                 SP.SP_DialogApplyButton, "Check every recorded digest against the stored bytes")
+        self.verify_selection = action("Verify &Selected", lambda: w.verify(True), "Ctrl+Alt+V", None,
+                                       "Check the digests of the selected tensors and components")
+        self.cancel_verify = action("&Cancel Verification", w.cancel_verify, None, SP.SP_DialogCancelButton,
+                                    "Stop the running verification")
+        self.next_tab = action("Next File", lambda: w.cycle_tab(1), QKeySequence.StandardKey.NextChild)
+        self.previous_tab = action("Previous File", lambda: w.cycle_tab(-1), QKeySequence.StandardKey.PreviousChild)
+        self.about = action("&About ztviewer", w.show_about)
+        self.about.setMenuRole(QAction.MenuRole.AboutRole)
+        self.file_actions = [self.reload, self.close, self.find, self.goto, self.group, self.manifest_order,
+                             self.verify_all, self.verify_selection, self.next_tab, self.previous_tab]
+
+    def build_menus(self) -> None:
+        w = self.window
+        bar = w.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addSeparator()
+        file_menu.addAction(self.reload)
+        file_menu.addAction(self.close)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.find)
+        edit_menu.addAction(self.goto)
+        view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.group)
+        view_menu.addAction(self.manifest_order)
+        view_menu.addSeparator()
+        for dock in w.docks():
+            view_menu.addAction(dock.toggleViewAction())
+        view_menu.addAction(self.toolbar().toggleViewAction())
+        view_menu.addSeparator()
+        view_menu.addAction(self.next_tab)
+        view_menu.addAction(self.previous_tab)
+        tools_menu = bar.addMenu("&Tools")
+        tools_menu.addAction(self.verify_all)
+        tools_menu.addAction(self.verify_selection)
+        tools_menu.addAction(self.cancel_verify)
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.about)
+
+    def toolbar(self) -> QToolBar:
+        existing = self.window.findChild(QToolBar, "mainToolBar")
+        if existing is not None:
+            return existing
+        toolbar = QToolBar("Toolbar", self.window)
+        toolbar.setObjectName("mainToolBar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        toolbar.setMovable(False)
+        for act in (self.open, self.reload, None, self.verify_all, self.cancel_verify, None, self.goto):
+            if act is None:
+                toolbar.addSeparator()
+            else:
+                toolbar.addAction(act)
+        self.window.addToolBar(toolbar)
+        return toolbar
+
+    def update_enabled(self, has_file: bool, verifying: bool) -> None:
+        for act in self.file_actions:
+            act.setEnabled(has_file)
+        self.verify_all.setEnabled(has_file and not verifying)
+        self.verify_selection.setEnabled(has_file and not verifying)
+        self.cancel_verify.setEnabled(verifying)
