@@ -1,0 +1,19 @@
+"""The save benchmark runs end to end at a tiny size and reports its figures in the runner's row format."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks import bench_save
+from benchmarks.common import REQUIRED_KEYS
+
+
+def test_bench_save_runs_tiny(tmp_path):
+    rows = bench_save.run(tmp_path, quick=True, size=1 << 20)
+    assert [r["goal"] for r in rows] == [">= 0.8", ">= 0.7"]
+    for row in rows:
+        assert set(REQUIRED_KEYS) <= set(row) and {"value", "reference", "ratio"} <= set(row)
+        assert row["value"] > 0 and row["reference"] > 0 and row["ratio"] == row["reference"] / row["value"]
+    assert not [p for p in tmp_path.iterdir() if "ztviewer-tmp" in p.name]

@@ -1,0 +1,125 @@
+"""Saving a document safely: write a new file beside the target, fsync, rename over the target.
+
+The new file is written to ``.<name>.ztviewer-tmp-<random>`` in the target's directory, flushed and
+fsynced, then ``os.replace``d over the target and the directory fsynced. On any failure or cancel the
+temporary file is removed and the target is untouched. A process killed outright (SIGKILL, power loss)
+can leave such a temporary file behind, never a partial target; :func:`stale_temporaries` finds them.
+
+Saving over the file that is open works: the source stays mapped on the old inode until it is closed.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .edit import Command, EditableDocument
+from .errors import EditRefused
+from .registry import open_file
+from .writers import build_plan, write_plan
+from .writers.output import CancelCheck, Output, ProgressCallback
+
+TMP_MARKER = ".ztviewer-tmp-"
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """Where the file went, its size and format."""
+
+    path: str
+    size: int
+    format: str
+
+
+def temporary_name(target: str) -> str:
+    directory, name = os.path.split(os.path.abspath(target))
+    return os.path.join(directory, f".{name}{TMP_MARKER}{secrets.token_hex(4)}")
+
+
+def stale_temporaries(target: str) -> list[str]:
+    """Temporary files a killed save of ``target`` left behind (safe to delete when no save is running)."""
+    directory, name = os.path.split(os.path.abspath(target))
+    return sorted(glob.glob(os.path.join(glob.escape(directory), f".{glob.escape(name)}{TMP_MARKER}*")))
+
+
+def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None],
+                 progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None) -> int:
+    """Run ``produce(out)`` into a temporary file, then atomically replace ``path`` with it.
+
+    Returns the size written. Symlinks are followed: the file they point to is replaced. The new file keeps
+    the permission bits of the file it replaces (new files get the usual 0o666 minus umask).
+    """
+    target = os.path.realpath(os.fspath(path))
+    tmp = temporary_name(target)
+    mode = 0o666
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
+    try:
+        try:
+            out = Output(fd, progress, cancelled)
+            produce(out)
+            out.check_cancel()
+            os.fsync(fd)
+            size = out.pos
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_directory(os.path.dirname(target))
+    return size
+
+
+def _fsync_directory(directory: str) -> None:
+    try:
+        dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
+         progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None) -> SaveResult:
+    """Write the document (its edits applied) in its target format to ``path`` (default: in place).
+
+    The whole document is checked against the target first (:class:`UnsupportedConversion` names what
+    cannot be held); unchanged blobs are copied byte for byte with their digests; progress is reported as
+    ``progress(done, total)`` and ``cancelled()`` is polled between chunks (:class:`Cancelled`).
+    """
+    target = os.fspath(path) if path is not None else doc.original.path
+    if not target or target.startswith("<"):
+        raise EditRefused("the document has no file name; give a path to save to", rule="save target")
+    plan = build_plan(doc)
+    size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled)
+    return SaveResult(os.path.realpath(target), size, doc.target.key)
+
+
+def edit_file(path: str | os.PathLike[str], commands: Iterable[Command], out_path: str | os.PathLike[str] | None = None,
+              *, progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None) -> SaveResult:
+    """Open ``path``, apply ``commands`` in order, and save to ``out_path`` (default: in place).
+
+    A refused command raises before anything is written.
+    """
+    tf = open_file(path)
+    try:
+        doc = EditableDocument(tf)
+        for command in commands:
+            command.apply(doc)
+        return save(doc, out_path, progress=progress, cancelled=cancelled)
+    finally:
+        tf.close()

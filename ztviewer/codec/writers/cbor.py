@@ -1,0 +1,114 @@
+"""A small deterministic CBOR encoder matching what the Rust writers (serde_cbor / ciborium) emit.
+
+Maps keep the caller's key order (the writers decide it), lengths are definite except for maps wrapped in
+:class:`IndefiniteMap` (ztensor 0.1.x writes each tensor map that way because of serde ``flatten``), integers
+use the shortest head, and floats the shortest lossless width (half, single, double), with infinities and
+NaN as half floats, exactly as serde_cbor does. Values CBOR cannot represent raise :class:`EditRefused`.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+from cbor2 import CBORTag
+
+from ..errors import EditRefused
+
+U64_MAX = (1 << 64) - 1
+
+
+class IndefiniteMap(dict):
+    """A map encoded with indefinite length (``0xBF`` … ``0xFF``)."""
+
+
+def _head(major: int, value: int) -> bytes:
+    if value < 24:
+        return bytes([(major << 5) | value])
+    if value < 0x100:
+        return bytes([(major << 5) | 24, value])
+    if value < 0x10000:
+        return bytes([(major << 5) | 25]) + value.to_bytes(2, "big")
+    if value < 0x100000000:
+        return bytes([(major << 5) | 26]) + value.to_bytes(4, "big")
+    return bytes([(major << 5) | 27]) + value.to_bytes(8, "big")
+
+
+def _float(value: float) -> bytes:
+    if math.isnan(value):
+        return b"\xf9\x7e\x00"
+    if math.isinf(value):
+        return b"\xf9\x7c\x00" if value > 0 else b"\xf9\xfc\x00"
+    try:
+        half = struct.pack(">e", value)
+        if struct.unpack(">e", half)[0] == value:
+            return b"\xf9" + half
+    except OverflowError:
+        pass
+    single = struct.pack(">f", value) if abs(value) <= 3.4028234663852886e38 else None
+    if single is not None and struct.unpack(">f", single)[0] == value:
+        return b"\xfa" + single
+    return b"\xfb" + struct.pack(">d", value)
+
+
+def _encode(value: Any, out: bytearray, path: str) -> None:
+    if value is None:
+        out += b"\xf6"
+    elif value is True:
+        out += b"\xf5"
+    elif value is False:
+        out += b"\xf4"
+    elif isinstance(value, int):
+        if value >= 0:
+            if value > U64_MAX:
+                raise EditRefused(f"{path}: integer {value} does not fit CBOR's 64-bit integers",
+                                  rule="CBOR integers are at most 64 bits; store it as a string")
+            out += _head(0, value)
+        else:
+            if -1 - value > U64_MAX:
+                raise EditRefused(f"{path}: integer {value} does not fit CBOR's 64-bit integers",
+                                  rule="CBOR integers are at most 64 bits; store it as a string")
+            out += _head(1, -1 - value)
+    elif isinstance(value, float):
+        out += _float(value)
+    elif isinstance(value, str):
+        data = value.encode("utf-8")
+        out += _head(3, len(data))
+        out += data
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        out += _head(2, len(data))
+        out += data
+    elif isinstance(value, IndefiniteMap):
+        out += b"\xbf"
+        for key, item in value.items():
+            _encode(key, out, path)
+            _encode(item, out, f"{path}.{key}")
+        out += b"\xff"
+    elif isinstance(value, dict):
+        out += _head(5, len(value))
+        for key, item in value.items():
+            _encode(key, out, path)
+            _encode(item, out, f"{path}.{key}")
+    elif isinstance(value, (list, tuple)):
+        out += _head(4, len(value))
+        for i, item in enumerate(value):
+            _encode(item, out, f"{path}[{i}]")
+    elif isinstance(value, CBORTag):
+        out += _head(6, value.tag)
+        _encode(value.value, out, f"{path}<tag {value.tag}>")
+    else:
+        raise EditRefused(f"{path}: a {type(value).__name__} value cannot be stored in CBOR",
+                          rule="CBOR values: null, bool, int, float, string, bytes, list, map")
+
+
+def dumps(value: Any, path: str = "manifest") -> bytes:
+    """Encode ``value``; ``path`` names it in error messages."""
+    out = bytearray()
+    _encode(value, out, path)
+    return bytes(out)
+
+
+def check_encodable(value: Any, path: str) -> None:
+    """Raise :class:`EditRefused` unless ``value`` can be written as CBOR."""
+    _encode(value, bytearray(), path)

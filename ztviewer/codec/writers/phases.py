@@ -1,0 +1,36 @@
+"""Explicit, ordered writer phases (gguf-py ``GGUFWriter`` style): each method states the phase it needs,
+and calling it in any other phase raises :class:`WriterStateError` naming both."""
+from __future__ import annotations
+
+from enum import IntEnum
+
+from ..errors import WriterStateError
+
+
+class Phase(IntEnum):
+    """Where a writer is. Writers go through these in order; not every writer uses every phase."""
+
+    EMPTY = 0       # nothing written yet
+    HEADER = 1      # header written (safetensors, blz): its layout is fixed
+    BLOBS = 2       # tensor data being written
+    MANIFEST = 3    # manifest / footer written (zt)
+    CLOSED = 4      # finished; nothing more may be written
+
+
+class PhasedWriter:
+    """Base for writers: tracks the phase and refuses calls made out of order."""
+
+    format_name = "?"
+
+    def __init__(self) -> None:
+        self.phase = Phase.EMPTY
+
+    def _expect(self, action: str, *allowed: Phase) -> None:
+        if self.phase not in allowed:
+            wanted = " or ".join(p.name for p in allowed)
+            raise WriterStateError(
+                f"{self.format_name} writer: cannot {action} in phase {self.phase.name}, expected {wanted}",
+                rule="writer phases run EMPTY → HEADER → BLOBS → MANIFEST → CLOSED")
+
+    def _advance(self, phase: Phase) -> None:
+        self.phase = phase

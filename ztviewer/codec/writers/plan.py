@@ -1,0 +1,311 @@
+"""Turning an :class:`EditableDocument` into a write plan for its target format.
+
+The plan lists every output tensor with, per component, where the bytes come from (the open file, or
+memory for densified / unpacked data), the wanted encoding and digest, and a sort key that keeps the
+blobs in their original file order (so a file re-saved without edits comes out byte for byte the same).
+Everything the target cannot hold is refused here, before a single byte is written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import DTYPES, ZT_LOGICAL_TYPES
+from ..errors import CodecError, EditRefused, UnsupportedConversion
+from ..model import Component, Problem, Tensor, TensorFile
+from . import targets as rules
+from .blobs import KEEP, BlobData, FileBlob, MemoryBlob
+from .document import DocComponent, DocTensor, EditableDocument
+
+SPARSE = ("sparse_csr", "sparse_coo")
+ROLE_ORDER = {"data": 0, "values": 0, "indices": 1, "indptr": 2, "coords": 1}
+
+
+@dataclass
+class PlannedComponent:
+    """One output component. ``dtype`` is the logical element dtype (``uint64`` for sparse indices)."""
+
+    role: str
+    dtype: str | None
+    data: BlobData
+    encoding: str = "raw"
+    level: int | None = None
+    digest: str | None = KEEP
+    reencode: bool = False
+    sort_key: tuple = ()
+
+
+@dataclass
+class PlannedTensor:
+    """One output tensor; ``spelling`` is the layout string to write (``format`` / v0.1 ``layout``)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    layout: str
+    spelling: str
+    components: dict[str, PlannedComponent]
+    attributes: dict[str, Any] = field(default_factory=dict)
+    unknown_keys: dict[str, Any] = field(default_factory=dict)
+    ranks: list[int] | None = None
+
+
+@dataclass
+class FilePlan:
+    """Everything a writer needs: target, file attributes, tensors in manifest order."""
+
+    target: rules.Target
+    attributes: dict[str, Any]
+    tensors: list[PlannedTensor]
+    version: str | None = None
+    unknown_root: dict[str, Any] = field(default_factory=dict)
+
+    def blobs(self) -> list[tuple[PlannedTensor, PlannedComponent]]:
+        """Components in write order: the source file's byte order, then manifest order."""
+        pairs = [(t, c) for t in self.tensors for c in t.components.values()]
+        return sorted(pairs, key=lambda pair: pair[1].sort_key)
+
+    def work(self) -> int:
+        """Bytes to read from the sources (the progress total)."""
+        total = 0
+        for _, c in self.blobs():
+            stored = c.data.stored()
+            total += stored.length if stored is not None else (c.data.decoded_length() or 0)
+        return total
+
+
+def _refuse(message: str, tensor: str | None = None) -> UnsupportedConversion:
+    return UnsupportedConversion(message, rule="the output format must hold every tensor", tensor=tensor)
+
+
+def build_plan(doc: EditableDocument) -> FilePlan:
+    """Check the whole document against its target and describe what to write."""
+    t = doc.target
+    try:
+        for key, value in doc.attributes.items():
+            rules.check_file_attribute(t, key, value)
+    except EditRefused as exc:
+        raise _refuse(exc.message) from None
+    seen: set[str] = set()
+    planned = []
+    for index, dt in enumerate(doc.tensors):
+        if dt.name in seen and t.key != "zt-v0.1":
+            raise _refuse(f"the name {dt.name!r} is used by more than one tensor and {t.label} needs unique names; "
+                          "rename or delete one of them", dt.name)
+        seen.add(dt.name)
+        planned.append(_plan_tensor(doc, index, dt))
+    if t.key == "blz" and len(planned) != 1:
+        raise _refuse(f"a .blz file holds exactly one tensor train, this document has {len(planned)} tensors; "
+                      "delete the others or convert to zTensor v1.0")
+    version = None
+    if t.key == "zt-objects":
+        same = doc.original.format == "zt" and doc.original.variant == "v1.x-objects"
+        version = str(doc.original.extra.get("version", "1.2.0")) if same else "1.2.0"
+    unknown_root: dict[str, Any] = {}
+    if t.key == "zt-v1.0" and doc.original.format == "zt" and doc.original.variant == "v1.0":
+        unknown_root = dict(doc.original.extra.get("unknown_keys") or {})
+    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root)
+
+
+def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTensor:
+    tf, o, t = doc.original, dt.original, doc.target
+    errors = [p for p in o.problems if p.is_error and not _replaced_digest(p, dt)]
+    if errors:
+        first = errors[0]
+        where = f" ({first.where()})" if first.component is not None or first.offset is not None else ""
+        raise _refuse(f"cannot be written: {first.message}{where}; delete the tensor (or repair the file) and save "
+                      f"again", dt.name)
+    layout = o.layout
+    ranks = _ranks(o, dt) if layout == "tensor_train" else None
+    attributes = {k: v for k, v in dt.attributes.items() if not (layout == "tensor_train" and k == "ranks")}
+    if attributes:
+        try:
+            for key, value in attributes.items():
+                rules.check_tensor_attribute(t, dt.name, key, value, layout)
+        except EditRefused as exc:
+            raise _refuse(exc.message, dt.name) from None
+    base = min((c.offset for c in o.components.values()), default=0)
+    key = (base, 1, index, 0)
+    route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
+        t.key, layout, bool(o.extra.get("packed")))
+    if route == "densify":
+        comps = {"data": _component(t, dt, "data", logical(o), _dense_blob(tf, o), key, _first(dt))}
+        layout, ranks = "dense", None
+    elif route == "copy":
+        comps = _file_components(tf, t, dt, index, layout)
+    elif route == "unpack":
+        comps = _unpack_crate(tf, t, dt, key)
+    else:
+        raise _layout_refusal(t, dt, layout)
+    _check_layout(t, dt, layout, comps)
+    known = layout in SPARSE + ("dense", "tensor_train")
+    spelling = layout if (known and t.key != "zt-v0.1") or layout != o.layout else (o.layout_spelling or layout)
+    same_family = tf.format == "zt" and {"zt-v1.0": "v1.0", "zt-objects": "v1.x-objects"}.get(t.key) == tf.variant
+    unknown = {k: v for k, v in (o.extra.get("unknown_keys") or {}).items() if k != "attributes"} \
+        if same_family else {}
+    return PlannedTensor(dt.name, logical(o), tuple(o.shape), layout, spelling, comps, attributes, unknown, ranks)
+
+
+def _replaced_digest(problem: Problem, dt: DocTensor) -> bool:
+    """A malformed digest stops mattering once an edit replaces or removes it."""
+    if not problem.rule.startswith(("digest is", "checksum is")):
+        return False
+    dc = dt.components.get(problem.component or "data")
+    return dc is not None and dc.digest != KEEP
+
+
+def _route(target_key: str, layout: str, packed: bool) -> str | None:
+    """How a layout reaches a target: ``copy`` its components, ``unpack`` the v0.1 crate's packed sparse
+    blob, or ``None`` (refused)."""
+    zt1 = target_key in ("zt-v1.0", "zt-objects")
+    if layout == "dense":
+        return "copy"
+    if layout in SPARSE:
+        if packed:
+            return "copy" if target_key == "zt-v0.1" else "unpack" if zt1 else None
+        return "copy" if zt1 else None
+    if layout == "tensor_train":
+        return "copy" if zt1 or target_key == "blz" else None
+    return "copy" if zt1 else None  # extension layouts (quantized_group, …) go through structurally
+
+
+def logical(o: Tensor) -> str:
+    """The dtype the elements mean: float8 read as its uint8 storage keeps its ``logical_type``."""
+    meaning = o.extra.get("logical_type")
+    return meaning if isinstance(meaning, str) and meaning in DTYPES else o.dtype
+
+
+def _first(dt: DocTensor) -> DocComponent | None:
+    return next(iter(dt.components.values()), None)
+
+
+def _layout_refusal(t: rules.Target, dt: DocTensor, layout: str) -> UnsupportedConversion:
+    what = {"sparse_csr": "sparse (CSR)", "sparse_coo": "sparse (COO)", "tensor_train": "tensor-train"}.get(
+        layout, f"{layout!r}-layout")
+    if t.key == "zt-v0.1" and layout in SPARSE:
+        why = ("v0.1 holds sparse data only in the ztensor 0.1.4 crate's packed one-blob layout, which ztensor's "
+               "Python API cannot write or read back")
+    elif t.key == "blz":
+        why = "a .blz file holds one float64 / complex128 tensor train and ztviewer does not decompose tensors"
+    else:
+        why = f"{t.label} stores dense tensors only"
+    fix = "densify it (densify=True) or convert to zTensor v1.0" if layout in SPARSE + ("tensor_train",) \
+        else "delete it or convert to zTensor v1.0"
+    return _refuse(f"{t.label} cannot hold the {what} tensor {dt.name!r}: {why}; {fix}", dt.name)
+
+
+def _check_layout(t: rules.Target, dt: DocTensor, layout: str, comps: dict[str, PlannedComponent]) -> None:
+    o = dt.original
+    if layout != "dense" and t.key in ("safetensors",):
+        raise _layout_refusal(t, dt, layout)
+    if t.key == "blz" and (layout != "tensor_train" or o.dtype not in t.dtypes):
+        raise _layout_refusal(t, dt, layout)
+    for c in comps.values():
+        dtype = c.dtype if c.role not in ("indices", "indptr", "coords") else None
+        if dtype is not None and dtype not in t.dtypes:
+            hint = {"zt-v1.0": " (ztensor 1.0.1 rejects the whole file on an unknown dtype)"}.get(t.key, "")
+            alt = ", ".join(k for k, other in rules.TARGETS.items() if dtype in other.dtypes and k != t.key)
+            raise _refuse(f"{t.label} has no {dtype} dtype{hint}, needed by tensor {dt.name!r}; "
+                          + (f"formats that hold it: {alt}" if alt else "no writable format holds it"), dt.name)
+
+
+def _settings(t: rules.Target, dt: DocTensor, dc: DocComponent | None) -> tuple[str, int | None, str | None, bool]:
+    """(encoding, level, digest, reencode) for the target; inherited settings it cannot hold fall back."""
+    if dc is None:
+        return "raw", None, None, False
+    encoding, digest = dc.encoding, dc.digest
+    inherited_encoding = encoding == dc.original.encoding and not dc.reencode
+    if encoding not in t.encodings:
+        if not inherited_encoding:
+            rules.check_encoding(t, dt.name, encoding, dc.level)
+        encoding = "raw"
+    if digest not in (KEEP, None) and digest not in t.digests:
+        rules.check_digest(t, dt.name, digest)
+    if not t.digests:
+        digest = None
+    elif digest == KEEP and dc.original.digest is not None and _algorithm(dc.original.digest) not in t.digests:
+        digest = min(t.digests)  # e.g. sha256 into v0.1, whose reader verifies crc32c only
+    return encoding, dc.level if encoding == "zstd" else None, digest, dc.reencode
+
+
+def _component(t: rules.Target, dt: DocTensor, role: str, dtype: str | None, data: BlobData, key: tuple,
+               dc: DocComponent | None) -> PlannedComponent:
+    encoding, level, digest, reencode = _settings(t, dt, dc)
+    if digest == KEEP and data.stored() is None:
+        digest = None if dc is None else _algorithm(dc.original.digest)
+    return PlannedComponent(role, dtype, data, encoding, level, digest, reencode, key)
+
+
+def _algorithm(digest: str | None) -> str | None:
+    algorithm = (digest or "").partition(":")[0]
+    return algorithm if algorithm in ("crc32c", "sha256") else None
+
+
+def _component_dtype(o: Tensor, c: Component, layout: str) -> str | None:
+    if layout in SPARSE:
+        return "uint64" if c.role in ("indices", "indptr", "coords") else logical(o)
+    if layout in ("dense", "tensor_train"):
+        return logical(o)
+    type_name = (c.extra or {}).get("type")
+    if type_name is not None:
+        return ZT_LOGICAL_TYPES[type_name][0] if type_name in ZT_LOGICAL_TYPES else None
+    return c.dtype or (c.extra or {}).get("dtype") or o.dtype
+
+
+def _file_components(tf: TensorFile, t: rules.Target, dt: DocTensor, index: int,
+                     layout: str) -> dict[str, PlannedComponent]:
+    o = dt.original
+    out = {}
+    for role, c in o.components.items():
+        key = (c.offset, int(c.length > 0), index, ROLE_ORDER.get(role, 3), _core_index(role), role)
+        out[role] = _component(t, dt, role, _component_dtype(o, c, layout), FileBlob(tf, o, c), key,
+                               dt.components.get(role))
+    return out
+
+
+def _core_index(role: str) -> int:
+    return int(role[5:]) if role.startswith("core_") and role[5:].isdigit() else -1
+
+
+def _unpack_crate(tf: TensorFile, t: rules.Target, dt: DocTensor, key: tuple) -> dict[str, PlannedComponent]:
+    """The v0.1 crate's packed sparse blob as separate values / index components."""
+    from ..sparse import SparseCSR, load_sparse
+
+    o = dt.original
+    sparse = load_sparse(tf, o)
+    values = _le(sparse.values)
+    if isinstance(sparse, SparseCSR):
+        parts = {"values": values, "indices": _le(sparse.indices), "indptr": _le(sparse.indptr)}
+    else:
+        parts = {"values": values, "coords": _le(np.ascontiguousarray(sparse.coords))}
+    dc = _first(dt)
+    return {role: _component(t, dt, role, logical(o) if role == "values" else "uint64",
+                             MemoryBlob(arr, arr.dtype.itemsize), key[:3] + (ROLE_ORDER[role],), dc)
+            for role, arr in parts.items()}
+
+
+def _le(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+
+
+def _dense_blob(tf: TensorFile, o: Tensor) -> MemoryBlob:
+    from ..decode import to_dense
+
+    info = DTYPES[o.dtype]
+    array = to_dense(tf, o, raw_bits=True)
+    if info.kind == "bool":
+        bits = (np.asarray(array) != 0).astype(np.uint8)
+    else:
+        bits = np.ascontiguousarray(array).astype(info.storage_dtype, copy=False)
+    return MemoryBlob(bits, info.itemsize)
+
+
+def _ranks(o: Tensor, dt: DocTensor) -> list[int]:
+    ranks = o.extra.get("ranks") or dt.attributes.get("ranks")
+    if not isinstance(ranks, (list, tuple)) or len(ranks) != len(o.shape) + 1 or \
+            not all(type(r) is int and r > 0 for r in ranks):
+        raise CodecError(f"tensor train {dt.name!r} has no valid ranks (got {ranks!r:.60}); expected "
+                         f"{len(o.shape) + 1} positive integers", rule="tensor_train ranks", tensor=dt.name)
+    return [int(r) for r in ranks]

@@ -1,0 +1,65 @@
+"""zTensor v1.0 "tensors" layout, byte-compatible with ztensor 1.0.0 / 1.0.1 (specs/ztensor-v1.0.md and
+real-world-writers.md §2).
+
+``ZTEN1000`` at 0, blobs 64-aligned with zero padding, then a definite-length CBOR map
+``{version: "1.0", generator, attributes, tensors}`` and its size as a u64 at EOF-8 (no trailing magic).
+``tensors`` is sorted by name, as are each tensor's ``components``; tensor keys go
+``dtype, shape, format, [attributes], components`` and component keys ``offset, length, [encoding],
+[digest]`` with ``encoding`` written only for ``zstd``.
+
+Extensions beyond ztensor 1.0.1 (which reads past them): a tensor ``attributes`` map (per-tensor
+attributes, and the ``ranks`` of a ``tensor_train``), and a component ``dtype`` (long name) for layouts
+other than dense / sparse / tensor_train whose components differ from the tensor dtype.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import __version__
+from .plan import PlannedTensor
+from .zt_common import ZtWriter, sorted_map
+
+GENERATOR = f"ztviewer {__version__}"
+_STANDARD = ("dense", "sparse_csr", "sparse_coo", "tensor_train")
+
+
+class ZtV10Writer(ZtWriter):
+    """Writes a :class:`~.plan.FilePlan` as zTensor v1.0 (see the module docstring for the layout)."""
+
+    format_name = "zTensor v1.0"
+    magic = b"ZTEN1000"
+
+    def manifest(self) -> dict[str, Any]:
+        tensors = {t.name: self._tensor(t) for t in self.plan.tensors}
+        root: dict[str, Any] = {
+            "version": "1.0",
+            "generator": GENERATOR,
+            "attributes": sorted_map(self.plan.attributes),
+            "tensors": sorted_map(tensors),
+        }
+        for key, value in self.plan.unknown_root.items():
+            root.setdefault(key, value)
+        return root
+
+    def _tensor(self, t: PlannedTensor) -> dict[str, Any]:
+        entry: dict[str, Any] = {"dtype": t.dtype, "shape": list(t.shape), "format": t.spelling}
+        attributes = dict(t.attributes)
+        if t.ranks is not None:
+            attributes["ranks"] = list(t.ranks)
+        if attributes:
+            entry["attributes"] = sorted_map(attributes)
+        components = {}
+        for role, c in t.components.items():
+            w = self.result(t, role)
+            comp: dict[str, Any] = {"offset": w.offset, "length": w.length}
+            if w.encoding != "raw":
+                comp["encoding"] = w.encoding
+            if w.digest is not None:
+                comp["digest"] = w.digest
+            if t.layout not in _STANDARD and c.dtype is not None and c.dtype != t.dtype:
+                comp["dtype"] = c.dtype
+            components[role] = comp
+        entry["components"] = sorted_map(components)
+        for key, value in t.unknown_keys.items():
+            entry.setdefault(key, value)
+        return entry
