@@ -78,3 +78,72 @@ def test_export_bfloat16_as_float32_and_raw(tmp_path, capsys):
 def test_export_unknown_tensor_is_a_usage_error(tmp_path, capsys):
     assert main(["export", str(DTYPES_ZT), "no_such_tensor", "-o", str(tmp_path / "x.npy")]) == 2
     assert "no tensor named" in capsys.readouterr().err
+
+
+@needs_corpus
+def test_convert_keeps_content_hashes_across_formats(tmp_path, capsys):
+    source = CORPUS / "zt_v0.1" / "ztensor-0.1.4" / "dtypes_2d.zt"
+    target = tmp_path / "out.safetensors"
+    assert main(["convert", str(source), str(target), "--digest", "none"]) == 0
+    capsys.readouterr()
+    main(["info", "--json", "--hash", str(source)])
+    before = {t["name"]: t["sha256"] for t in json.loads(capsys.readouterr().out)["tensors"]}
+    main(["info", "--json", "--hash", str(target)])
+    after_doc = json.loads(capsys.readouterr().out)
+    assert after_doc["format"] == "safetensors"
+    assert {t["name"]: t["sha256"] for t in after_doc["tensors"]} == before
+
+
+@needs_corpus
+def test_convert_refuses_sparse_to_safetensors_without_densify(tmp_path, capsys):
+    source = CORPUS / "zt_v1.0" / "ztensor-1.0.1" / "sparse.zt"
+    assert main(["convert", str(source), str(tmp_path / "x.safetensors")]) == 1
+    err = capsys.readouterr().err
+    assert "densify" in err
+    assert not (tmp_path / "x.safetensors").exists()
+    assert main(["convert", str(source), str(tmp_path / "x.safetensors"), "--densify"]) == 0
+
+
+@needs_corpus
+def test_convert_with_zstd_and_digests_checks_clean(tmp_path, capsys):
+    target = tmp_path / "c.zt"
+    assert main(["convert", str(DTYPES_ZT), str(target), "--compress", "zstd:5", "--digest", "sha256"]) == 0
+    capsys.readouterr()
+    main(["info", "--json", str(target)])
+    doc = json.loads(capsys.readouterr().out)
+    components = [c for t in doc["tensors"] for c in t["components"] if c["length"]]
+    assert components and all(c["encoding"] == "zstd" and c["digest"].startswith("sha256:") for c in components)
+    assert main(["check", str(target)]) == 0
+
+
+def test_edit_sets_and_deletes_attributes_and_renames(tmp_path, capsys):
+    import safetensors.numpy
+
+    path = tmp_path / "m.safetensors"
+    safetensors.numpy.save_file({"a": np.arange(6, dtype=np.float32), "b": np.ones(2, np.int8)}, str(path),
+                                metadata={"keep": "1", "drop": "2"})
+    out = tmp_path / "edited.safetensors"
+    assert main(["edit", str(path), "--set-attr", "license=MIT", "--del-attr", "drop", "--rename", "a=alpha",
+                 "--delete", "b", "-o", str(out)]) == 0
+    loaded = safetensors.numpy.load_file(str(out))
+    assert list(loaded) == ["alpha"] and np.array_equal(loaded["alpha"], np.arange(6, dtype=np.float32))
+    with safetensors.safe_open(str(out), "np") as f:
+        assert f.metadata() == {"keep": "1", "license": "MIT"}
+    assert path.read_bytes() != out.read_bytes()
+
+
+def test_edit_refusal_is_a_clear_error(tmp_path, capsys):
+    import safetensors.numpy
+
+    path = tmp_path / "m.safetensors"
+    safetensors.numpy.save_file({"a": np.zeros(2, np.float32)}, str(path))
+    before = path.read_bytes()
+    assert main(["edit", str(path), "--set-attr-json", "n=3", "--in-place"]) == 1
+    assert "string" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
+
+def test_edit_without_changes_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "m.zt"
+    path.write_bytes(b"x")
+    assert main(["edit", str(path), "--in-place"]) == 2

@@ -1,20 +1,147 @@
-"""``convert`` and ``edit`` subcommands (wired to the codec writers)."""
+"""``convert`` and ``edit`` subcommands, on top of the codec writers."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+FORMATS = ("zt", "zt-v0.1", "zt-objects", "safetensors", "blz")
+_BY_EXTENSION = {".safetensors": "safetensors", ".blz": "blz"}
 
 
 def add_write_commands(sub: argparse._SubParsersAction) -> None:
-    convert = sub.add_parser("convert", help="write a file in another format")
+    convert = sub.add_parser("convert", help="write a file in another format (atomically)")
     convert.add_argument("input")
     convert.add_argument("output")
-    convert.set_defaults(handler=_not_ready)
-    edit = sub.add_parser("edit", help="edit attributes / names and save")
+    convert.add_argument("--to", choices=FORMATS, help="output format (default: from the output's extension, "
+                         "else zt = zTensor v1.0)")
+    convert.add_argument("--compress", metavar="zstd[:LEVEL]|raw",
+                         help="compress every component with zstd (default level 3), or store everything raw")
+    convert.add_argument("--digest", choices=("crc32c", "sha256", "none"),
+                         help="record this digest for every component, or drop digests")
+    convert.add_argument("--densify", action="store_true",
+                         help="turn sparse tensors and tensor trains into dense ones (needed for safetensors)")
+    convert.set_defaults(handler=cmd_convert)
+
+    edit = sub.add_parser("edit", help="edit attributes and tensor names, then save")
     edit.add_argument("file")
-    edit.set_defaults(handler=_not_ready)
+    edit.add_argument("--set-attr", action="append", default=[], metavar="K=V", help="set a file attribute (text)")
+    edit.add_argument("--set-attr-json", action="append", default=[], metavar="K=JSON",
+                      help="set a file attribute to a JSON value (formats with typed attributes)")
+    edit.add_argument("--del-attr", action="append", default=[], metavar="K", help="delete a file attribute")
+    edit.add_argument("--rename", action="append", default=[], metavar="OLD=NEW", help="rename a tensor")
+    edit.add_argument("--delete", action="append", default=[], metavar="NAME", help="delete a tensor")
+    where = edit.add_mutually_exclusive_group(required=True)
+    where.add_argument("-o", "--output", help="write the edited file here")
+    where.add_argument("--in-place", action="store_true", help="replace FILE (atomically)")
+    edit.set_defaults(handler=cmd_edit)
 
 
-def _not_ready(args: argparse.Namespace) -> int:
+def _split(pair: str, option: str) -> tuple[str, str]:
     from .cli import UsageError
 
-    raise UsageError(f"'{args.command}' is not available in this build yet")
+    key, sep, value = pair.partition("=")
+    if not sep or not key:
+        raise UsageError(f"{option} expects KEY=VALUE, got {pair!r}")
+    return key, value
+
+
+def _compression(text: str | None) -> Any:
+    from .cli import UsageError
+
+    if text is None:
+        return None
+    if text in ("raw", "none"):
+        return "raw"
+    name, _, level = text.partition(":")
+    if name != "zstd":
+        raise UsageError(f"--compress takes zstd[:LEVEL] or raw, got {text!r}")
+    try:
+        value = int(level) if level else 3
+    except ValueError:
+        raise UsageError(f"zstd level must be an integer, got {level!r}") from None
+    if not 1 <= value <= 22:
+        raise UsageError(f"zstd level must be 1..22, got {value}")
+    return ("zstd", value)
+
+
+class _Progress:
+    """A one-line progress report on stderr when it is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if self.enabled and (now - self.last > 0.1 or done == total):
+            self.last = now
+            percent = 100 * done / total if total else 100
+            print(f"\r{percent:5.1f}%  {done / 2**20:,.1f} / {total / 2**20:,.1f} MiB", end="", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr)
+
+
+def _check_input(path: str) -> None:
+    from .cli import UsageError
+
+    if not os.path.exists(path):
+        raise UsageError(f"no such file: {path}")
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from .codec.convert import convert
+
+    _check_input(args.input)
+    to = args.to or _BY_EXTENSION.get(os.path.splitext(args.output)[1].lower(), "zt")
+    progress = _Progress()
+    try:
+        result = convert(args.input, args.output, to=to, compress=_compression(args.compress),
+                         digest=args.digest, densify=args.densify, progress=progress)
+    finally:
+        progress.close()
+    print(f"wrote {result.path} ({result.format}, {result.size:,} bytes)")
+    return 0
+
+
+def _edit_commands(args: argparse.Namespace) -> list:
+    from .cli import UsageError
+    from .codec import edit
+
+    commands: list = []
+    for pair in args.set_attr:
+        key, value = _split(pair, "--set-attr")
+        commands.append(edit.SetFileAttribute(key, value))
+    for pair in args.set_attr_json:
+        key, text = _split(pair, "--set-attr-json")
+        try:
+            commands.append(edit.SetFileAttribute(key, json.loads(text)))
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--set-attr-json {key}: not valid JSON ({exc.msg})") from None
+    commands += [edit.DeleteFileAttribute(key) for key in args.del_attr]
+    for pair in args.rename:
+        old, new = _split(pair, "--rename")
+        commands.append(edit.RenameTensor(old, new))
+    commands += [edit.DeleteTensor(name) for name in args.delete]
+    if not commands:
+        raise UsageError("nothing to do: give --set-attr, --del-attr, --rename or --delete")
+    return commands
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    from .codec.save import edit_file
+
+    _check_input(args.file)
+    commands = _edit_commands(args)
+    progress = _Progress()
+    try:
+        result = edit_file(args.file, commands, None if args.in_place else args.output, progress=progress)
+    finally:
+        progress.close()
+    print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")
+    return 0
