@@ -113,7 +113,8 @@ def _format_size(n: int) -> str:
 
 
 def _print_info_text(doc: dict[str, Any]) -> None:
-    print(f"{doc['path']}: {doc['format']} {doc['variant']}".rstrip() + f", {_format_size(doc['size'])}")
+    kind = doc["format"] if doc["variant"] in ("", doc["format"]) else f"{doc['format']} {doc['variant']}"
+    print(f"{doc['path']}: {kind}, {_format_size(doc['size'])}")
     for key, value in doc["extra"].items():
         if key == "shards" and isinstance(value, list):
             print(f"  shards: {len(value)}")
@@ -148,6 +149,10 @@ def _problem_text(p: dict[str, Any]) -> str:
                    p["offset"]).describe()
 
 
+def _kind(tf) -> str:
+    return tf.format if tf.variant in ("", tf.format) else f"{tf.format} {tf.variant}"
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     tf = _open(args.file)
     doc = describe(tf, with_hash=args.hash)
@@ -169,7 +174,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = sum(p.is_error for p in report.problems)
     warnings = len(report.problems) - errors
     verdict = "OK" if report.ok else "FAILED"
-    print(f"{verdict}: {tf.path} ({tf.format} {tf.variant}): {len(tf.tensors)} tensors, "
+    print(f"{verdict}: {tf.path} ({_kind(tf)}): {len(tf.tensors)} tensors, "
           f"{report.tensors_decoded} decoded, {report.digests_verified} digests verified, "
           f"{errors} errors, {warnings} warnings".replace(" )", ")"))
     return EXIT_OK if report.ok else EXIT_PROBLEMS
