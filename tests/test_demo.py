@@ -15,4 +15,4 @@ def test_demo_has_one_file_of_each_kind():
 @pytest.mark.parametrize("path", demo_files())
 def test_demo_file_checks_clean(path, capsys):
     assert main(["check", path]) == 0
-    assert "warning" not in capsys.readouterr().out
+    assert "warning:" not in capsys.readouterr().out
