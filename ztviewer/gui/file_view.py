@@ -54,6 +54,9 @@ class FileView(QWidget):
         self.proxy.setSourceModel(self.tree_model)
         self.problems_model = ProblemsModel(self.tensor_file.all_problems(), self)
         self._scroll_hex_on_select = True
+        self._shown_source = self.tensor_file.source
+        self.opened_as: set[str] = set()
+        self._shard_layouts: dict[int, FileLayout] = {}
         self._build_widgets()
         self.verifier = VerifyController(self.tensor_file, self.tree_model, self.problems_model, self.verify_bar,
                                          pool, self)
@@ -171,7 +174,9 @@ class FileView(QWidget):
         source = self.proxy.mapToSource(current)
         item = self.tree_model.item(source)
         tensor = self.tree_model.tensor_of(source)
-        here = tensor is None or stored_here(self.tensor_file, tensor)
+        if tensor is not None and not stored_here(self.tensor_file, tensor):
+            self._show_shard_of(tensor)
+        here = tensor is None or (tensor.extra.get("source") or self.tensor_file.source) is self._shown_source
         span = self.proxy.data(current, TreeRole.BYTE_RANGE) if here and isinstance(item, (Tensor, Component)) else None
         if span is not None:
             self.hex_view.set_selection(*span, scroll=self._scroll_hex_on_select)
@@ -180,6 +185,22 @@ class FileView(QWidget):
             self.hex_view.clear_selection()
             self.file_map.clear_selection()
         self.selection_changed.emit(item)
+
+    def _show_shard_of(self, tensor: Tensor) -> None:
+        """In a multi-file set, point the hex view and file map at the shard holding ``tensor``."""
+        source = self.tensor_file.source_for(tensor)
+        if source is self._shown_source:
+            return
+        layout = self._shard_layouts.get(id(source))
+        if layout is None:
+            shard_tensors = [t for t in self.tensor_file.tensors if t.extra.get("source") is source]
+            shard = TensorFile(path=source.path, format="safetensors", tensors=shard_tensors, source=source)
+            layout = self._shard_layouts[id(source)] = build_layout(shard)
+        self._shown_source = source
+        self.hex_view.set_source(source, layout)
+        self.file_map.set_layout(layout)
+        self.layout_map = layout
+        self.status_message.emit(f"Showing the bytes of shard {tensor.extra.get('shard', source.path)}")
 
     def select_owner_of(self, offset: int) -> None:
         segment = self.layout_map.segment_at(offset)

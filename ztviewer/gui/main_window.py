@@ -136,7 +136,8 @@ class MainWindow(QMainWindow):
 
     def view_for(self, path: str) -> FileView | None:
         path = os.path.abspath(path)
-        return next((v for v in self.file_views() if os.path.abspath(v.tensor_file.path) == path), None)
+        return next((v for v in self.file_views()
+                     if path == os.path.abspath(v.tensor_file.path) or path in v.opened_as), None)
 
     # -- opening ---------------------------------------------------------------------------------------------
     def show_open_dialog(self) -> None:
@@ -162,7 +163,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(placeholder, os.path.basename(path))
         self.tabs.setCurrentWidget(placeholder)
         self.stack.setCurrentWidget(self.tabs)
-        return self._start_open(path, placeholder, lambda opened: self._show_opened(placeholder, opened))
+        return self._start_open(path, placeholder, lambda opened: self._show_opened(placeholder, opened, path))
 
     def _start_open(self, path: str, slot: QWidget, done: Callable[[OpenedFile], None]) -> OpenFileTask:
         task = OpenFileTask(path, analyse=build_layout)
@@ -199,8 +200,9 @@ class MainWindow(QMainWindow):
         view.problems_model.rowsRemoved.connect(self._update_status)
         return view
 
-    def _show_opened(self, placeholder: QWidget, opened: OpenedFile) -> None:
-        self.show_file(opened, at=self.tabs.indexOf(placeholder))
+    def _show_opened(self, placeholder: QWidget, opened: OpenedFile, requested: str) -> None:
+        view = self.show_file(opened, at=self.tabs.indexOf(placeholder))
+        view.opened_as.add(requested)  # a folder or shard may open as its whole set, named by its index
         self._remove_tab_widget(placeholder)
         tf = opened.tensor_file
         errors = sum(1 for p in tf.all_problems() if p.is_error)

@@ -107,6 +107,8 @@ def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int) -> l
                 Prop("shape", f"{shape_text(tensor.shape)}  {list(tensor.shape)}"), Prop("layout", tensor.layout)]
     if tensor.layout_spelling and tensor.layout_spelling != tensor.layout:
         manifest.append(Prop("layout as written", tensor.layout_spelling))
+    if "shard" in tensor.extra:
+        manifest.append(Prop("shard", str(tensor.extra["shard"])))
     manifest.append(Prop("components", f"{len(tensor.components)}",
                          [Prop(role, f"{c.encoding} {byte_range(c.offset, c.length)}", component_fields(c))
                           for role, c in tensor.components.items()]))
@@ -123,8 +125,9 @@ def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int) -> l
         if layout is not None:
             derived.append(Prop("padding after", f"{layout.padding_after(end):,} bytes"))
     props = [Prop("Manifest", "", manifest), value_props("Attributes", tensor.attributes)]
-    if tensor.extra:
-        props.append(value_props("Format fields", tensor.extra))
+    fields = {k: v for k, v in tensor.extra.items() if k not in ("source", "shard")}
+    if fields:
+        props.append(value_props("Format fields", fields))
     return props + [Prop("Derived", "", derived)] + _problems(tensor.problems)
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Sequence
 
-from ztviewer.codec import Problem, Severity, TensorFile, open_file
+from ztviewer.codec import Problem, Severity, TensorFile
+from ztviewer.codec.multifile import open_path
 from ztviewer.codec.digest import verify_component
 from ztviewer.codec.errors import CodecError, DigestMismatch
 from ztviewer.codec.model import Component, Tensor
@@ -47,11 +48,15 @@ class OpenFileTask(Worker):
 
 
 def read_tensor_file(path: str) -> TensorFile:
-    """:func:`open_file`, except that a failure inside a reader becomes a problem instead of an exception."""
+    """:func:`open_path` (files, shard sets, datasets), except that a failure inside a reader becomes a problem
+    instead of an exception."""
     try:
-        return open_file(path)
+        return open_path(path)
     except OSError:
         raise
+    except CodecError as exc:  # a folder or JSON that is not a tensor set
+        problem = exc.to_problem()
+        return TensorFile(path=path, format="unknown", readable=False, problems=[problem])
     except Exception as exc:  # a reader bug or a missing reader must not lose the file's bytes
         source = Source(path)
         problem = Problem(Severity.ERROR, f"the reader failed: {type(exc).__name__}: {exc}",
