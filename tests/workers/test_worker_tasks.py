@@ -54,7 +54,7 @@ def test_a_reader_crash_still_yields_the_bytes_with_a_problem(monkeypatch, tmp_p
     def broken(_path):
         raise KeyError("dtype")
 
-    monkeypatch.setattr("ztviewer.workers.tasks.open_file", broken)
+    monkeypatch.setattr("ztviewer.workers.tasks.open_path", broken)
     tf = read_tensor_file(str(path))
     try:
         assert not tf.readable and tf.source is not None and tf.source.size == 16
