@@ -20,6 +20,8 @@ def launch_gui(argv: Sequence[str]) -> int:
     parser.add_argument("--install-desktop", action="store_true",
                         help="register file types, icon and menu entry for this user (Linux), then exit")
     parser.add_argument("--uninstall-desktop", action="store_true", help="undo --install-desktop, then exit")
+    parser.add_argument("--new-instance", action="store_true",
+                        help="open a new window even when ztviewer is already running")
     args = parser.parse_args(list(argv))
     if args.install_desktop or args.uninstall_desktop:
         from . import desktop
@@ -28,4 +30,4 @@ def launch_gui(argv: Sequence[str]) -> int:
     files = list(args.files) + (demo_files() if args.demo else [])
     from .gui.app import main as gui_main
 
-    return gui_main(files)
+    return gui_main(files, new_instance=args.new_instance)

@@ -1,6 +1,7 @@
 """Start the desktop app: ``ztviewer [FILE…]`` / ``python -m ztviewer [FILE…]`` end up in :func:`main`."""
 from __future__ import annotations
 
+import os
 import sys
 from typing import Sequence
 
@@ -27,15 +28,62 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
     return app
 
 
-def main(files: list[str] | None = None) -> int:
-    """Create the app and window, open ``files`` (each parsed on a worker) and run the event loop."""
-    from .main_window import MainWindow
+def main(files: list[str] | None = None, new_instance: bool = False) -> int:
+    """Create the app and window, open ``files`` (each parsed on a worker) and run the event loop.
 
+    When another ztviewer is already running for this user, ``files`` are handed to it instead and this
+    process exits (``new_instance`` or ``ZTVIEWER_NEW_INSTANCE=1`` always starts a new window).
+    """
+    from .main_window import MainWindow
+    from .single_instance import FileOpenEventFilter, InstanceServer, forward_to_running_instance
+
+    files = list(files or [])
+    separate = new_instance or bool(os.environ.get("ZTVIEWER_NEW_INSTANCE"))
+    if files and not separate and forward_to_running_instance(files):
+        return 0
     app = create_application()
     window = MainWindow()
+    if not separate:
+        server = InstanceServer(parent=window)
+        server.listen()
+        server.files_requested.connect(lambda paths: bring_forward(window, paths))
+    file_events = FileOpenEventFilter(window)
+    app.installEventFilter(file_events)
+    file_events.files_requested.connect(lambda paths: bring_forward(window, paths))
     window.show()
-    window.open_paths(files or [])
+    window.open_paths(files)
+    if os.environ.get("ZTVIEWER_SMOKE_TEST"):
+        report_when_opened(window, app)
     return app.exec()
+
+
+def bring_forward(window, paths: list[str]) -> None:
+    window.open_paths(paths)
+    if window.isMinimized():
+        window.showNormal()
+    if QApplication.platformName() != "offscreen":  # headless platforms cannot raise windows
+        window.raise_()
+        window.activateWindow()
+
+
+def report_when_opened(window, app: QApplication, timeout_ms: int = 30_000) -> None:
+    """``ZTVIEWER_SMOKE_TEST=1``: once every file has opened, print the window title and quit (packaging and
+    desktop-entry tests run the real launcher this way, headless)."""
+    from PySide6.QtCore import QElapsedTimer, QTimer
+
+    clock = QElapsedTimer()
+    clock.start()
+    timer = QTimer(window)
+
+    def poll() -> None:
+        done = not window._opening
+        if done or clock.elapsed() > timeout_ms:
+            timer.stop()
+            print(f"ztviewer-smoke: title={window.windowTitle()!r} tabs={window.tabs.count()}", flush=True)
+            app.exit(0 if done else 1)
+
+    timer.timeout.connect(poll)
+    timer.start(50)
 
 
 if __name__ == "__main__":

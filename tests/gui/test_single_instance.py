@@ -1,0 +1,103 @@
+"""Issue 7: a second launch hands its file to the running window; Finder-style QFileOpenEvent opens files;
+the desktop entry's Exec line opens the file it is given."""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+import safetensors.numpy
+from PySide6.QtGui import QFileOpenEvent
+from PySide6.QtWidgets import QApplication
+
+from window_helpers import open_in_window
+from ztviewer import desktop
+from ztviewer.gui.app import bring_forward
+from ztviewer.gui.single_instance import FileOpenEventFilter, InstanceServer, forward_to_running_instance
+
+
+@pytest.fixture
+def two_files(tmp_path):
+    paths = []
+    for name in ("first.safetensors", "second.safetensors"):
+        path = tmp_path / name
+        safetensors.numpy.save_file({"w": np.arange(4, dtype=np.float32)}, str(path))
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture
+def instance_name(monkeypatch):
+    name = f"ztviewer-test-{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("ZTVIEWER_INSTANCE_NAME", name)
+    return name
+
+
+def _env(**extra) -> dict:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", **extra)
+    env.pop("ZTVIEWER_NEW_INSTANCE", None)
+    return env
+
+
+def test_second_launch_opens_its_file_in_the_first_process(qtbot, window, two_files, instance_name):
+    first, second = two_files
+    server = InstanceServer(instance_name, parent=window)
+    assert server.listen()
+    server.files_requested.connect(lambda paths: bring_forward(window, paths))
+    open_in_window(qtbot, window, first)
+    launcher = subprocess.Popen([sys.executable, "-m", "ztviewer", str(second)], env=_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    qtbot.waitUntil(lambda: launcher.poll() is not None, timeout=20_000)
+    assert launcher.returncode == 0, launcher.stderr.read().decode()
+    qtbot.waitUntil(lambda: window.view_for(str(second)) is not None, timeout=10_000)
+    assert window.tabs.count() == 2
+    server.close()
+
+
+def test_without_a_running_instance_nothing_is_forwarded(instance_name, two_files):
+    assert forward_to_running_instance([str(two_files[0])]) is False
+
+
+def test_garbage_on_the_socket_is_ignored(qtbot, window, instance_name):
+    from PySide6.QtNetwork import QLocalSocket
+
+    server = InstanceServer(instance_name, parent=window)
+    assert server.listen()
+    received = []
+    server.files_requested.connect(received.append)
+    socket = QLocalSocket()
+    socket.connectToServer(instance_name)
+    assert socket.waitForConnected(1000)
+    socket.write(b"this is not json\n")
+    socket.waitForBytesWritten(1000)
+    qtbot.wait(100)
+    assert received == []
+    server.close()
+
+
+def test_file_open_event_opens_the_file(qtbot, window, two_files):
+    events = FileOpenEventFilter(window)
+    QApplication.instance().installEventFilter(events)
+    events.files_requested.connect(lambda paths: bring_forward(window, paths))
+    try:
+        QApplication.sendEvent(QApplication.instance(), QFileOpenEvent(str(two_files[1])))
+        qtbot.waitUntil(lambda: window.view_for(str(two_files[1])) is not None, timeout=10_000)
+    finally:
+        QApplication.instance().removeEventFilter(events)
+
+
+def test_desktop_entry_exec_line_opens_the_file(tmp_path, two_files):
+    home = tmp_path / "xdg"
+    desktop.install(home)
+    entry = (home / "applications" / "ztviewer.desktop").read_text()
+    exec_line = next(line.split("=", 1)[1] for line in entry.splitlines() if line.startswith("Exec="))
+    argv = [str(two_files[0]) if part == "%F" else part for part in shlex.split(exec_line)]
+    proc = subprocess.run(argv, env=_env(ZTVIEWER_SMOKE_TEST="1", ZTVIEWER_NEW_INSTANCE="1"),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"title='{Path(two_files[0]).name} — ztviewer'" in proc.stdout
