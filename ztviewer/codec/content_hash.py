@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .decode import CancelCheck, iter_decoded, storage_dtype
+from .decode import CancelCheck, decode_limit, iter_decoded, storage_dtype
 from .dtypes import DTYPES
 from .errors import Cancelled, UnsupportedLayout
 from .model import Tensor, TensorFile
@@ -53,7 +53,7 @@ def iter_logical_bytes(
     if tensor.layout == "tensor_train":
         from . import tt
 
-        full = tt.reconstruct(tt.tt_cores(tf, tensor))
+        full = tt.reconstruct(tt.tt_cores(tf, tensor), limit=decode_limit() // DTYPES[tensor.dtype].itemsize)
         yield np.ascontiguousarray(full, dtype=DTYPES[tensor.dtype].storage)
         return
     raise UnsupportedLayout(f"layout {tensor.layout!r} has no decodable logical content", tensor=tensor.name)

@@ -18,6 +18,7 @@ from .errors import Cancelled, DecodeError, DecodeLimitExceeded, UnsupportedLayo
 from .model import Component, Tensor, TensorFile
 
 CHUNK = 8 << 20
+_FIRST_UNSIZED_CHUNK = 64 << 10
 _DEFAULT_LIMIT = 4 << 30
 
 CancelCheck = Callable[[], bool]
@@ -69,20 +70,50 @@ def _check_size(tensor: Tensor, component: Component, expected: int | None, limi
             rule="decompression output cap", **_where(tensor, component))
 
 
+def _open_zstd(stored: memoryview):
+    return zstandard.ZstdDecompressor().stream_reader(stored, read_across_frames=True, closefd=False)
+
+
+def _fill(reader, target: memoryview) -> int:
+    """Read until ``target`` is full or the stream ends; the number of bytes read."""
+    filled = 0
+    while filled < len(target):
+        got = reader.readinto(target[filled:])
+        if not got:
+            break
+        filled += got
+    return filled
+
+
+def _zstd_error(exc: Exception, produced: int, tensor: Tensor, component: Component) -> DecodeError:
+    return DecodeError(f"zstd stream is corrupt after {produced:,} decoded bytes: {exc}",
+                       rule="valid zstd frames", **_where(tensor, component))
+
+
+def _check_end(reader, produced: int, expected: int | None, cap: int, tensor: Tensor, component: Component) -> None:
+    """After ``produced`` bytes: the stream must end exactly there (or below the cap when no size is known)."""
+    if reader.read(1):
+        raise _overrun(tensor, component, expected, cap)
+    if expected is not None and produced != expected:
+        raise DecodeError(f"zstd stream decodes to {produced:,} bytes, expected {expected:,}",
+                          rule="decoded size = shape × dtype size", **_where(tensor, component))
+
+
 def iter_decoded(
     tf: TensorFile, tensor: Tensor, component: Component, *, align: int = 1, chunk: int = CHUNK,
     limit: int | None = None, cancelled: CancelCheck | None = None,
-) -> Iterator[memoryview | bytes]:
+) -> Iterator[memoryview]:
     """Stream the decoded bytes of a component in chunks whose sizes are multiples of ``align``.
 
-    The total is checked against :func:`expected_length`: a stream that ends early or runs long raises
-    :class:`DecodeError`; one that would exceed ``limit`` raises :class:`DecodeLimitExceeded`. Nothing larger
-    than ``chunk`` is ever allocated.
+    A chunk is only valid until the next one is requested (zstd output reuses one buffer). The total is
+    checked against :func:`expected_length`: a stream that ends early or runs long raises
+    :class:`DecodeError`; one that would exceed ``limit`` raises :class:`DecodeLimitExceeded`. Nothing
+    larger than ``chunk`` (or the expected size, when smaller) is ever allocated.
     """
     limit = decode_limit() if limit is None else limit
     expected = expected_length(tensor, component)
     stored = stored_view(tf, tensor, component)
-    chunk -= chunk % align or 0
+    chunk = max(align, chunk - chunk % align)
     if component.encoding == "raw":
         for start in range(0, len(stored), chunk):
             if cancelled is not None and cancelled():
@@ -94,33 +125,29 @@ def iter_decoded(
                           **_where(tensor, component))
     _check_size(tensor, component, expected, limit)
     cap = limit if expected is None else expected
+    size = min(chunk, max(align, cap - cap % align))
+    if expected is None:  # unknown output: start small, double while the stream keeps going
+        size = min(size, max(align, _FIRST_UNSIZED_CHUNK - _FIRST_UNSIZED_CHUNK % align))
+    buffer = memoryview(bytearray(size))
     produced = 0
-    pending = b""
     try:
-        with zstandard.ZstdDecompressor().stream_reader(stored, read_across_frames=True) as reader:
-            while True:
+        with _open_zstd(stored) as reader:
+            while produced < cap:
                 if cancelled is not None and cancelled():
                     raise Cancelled()
-                part = reader.read(chunk)
-                if not part:
+                if expected is None and produced >= 2 * len(buffer) and len(buffer) < chunk:
+                    buffer = memoryview(bytearray(min(chunk, 2 * len(buffer))))
+                got = _fill(reader, buffer[:min(len(buffer), cap - produced)])
+                if not got:
                     break
-                produced += len(part)
-                if produced > cap:
-                    raise _overrun(tensor, component, expected, cap)
-                data = pending + part if pending else part
-                cut = len(data) - len(data) % align
-                pending = data[cut:]
-                if cut:
-                    yield data[:cut]
+                produced += got
+                if got % align:
+                    raise DecodeError(f"decoded size {produced:,} is not a multiple of the element size {align}",
+                                      rule="decoded size = elements × dtype size", **_where(tensor, component))
+                yield buffer[:got]
+            _check_end(reader, produced, expected, cap, tensor, component)
     except zstandard.ZstdError as exc:
-        raise DecodeError(f"zstd stream is corrupt after {produced:,} decoded bytes: {exc}",
-                          rule="valid zstd frames", **_where(tensor, component)) from None
-    if expected is not None and produced != expected:
-        raise DecodeError(f"zstd stream decodes to {produced:,} bytes, expected {expected:,}",
-                          rule="decoded size = shape × dtype size", **_where(tensor, component))
-    if pending:
-        raise DecodeError(f"decoded size {produced:,} is not a multiple of the element size {align}",
-                          rule="decoded size = elements × dtype size", **_where(tensor, component))
+        raise _zstd_error(exc, produced, tensor, component) from None
 
 
 def _overrun(tensor: Tensor, component: Component, expected: int | None, cap: int) -> DecodeError:
@@ -136,23 +163,33 @@ def component_bytes(
     tf: TensorFile, tensor: Tensor, component: Component, *, limit: int | None = None,
     cancelled: CancelCheck | None = None,
 ) -> memoryview:
-    """All decoded bytes of a component: a zero-copy view for raw data, a filled buffer for zstd."""
+    """All decoded bytes of a component: a zero-copy view for raw data; for zstd, the stream decoded
+    straight into one buffer of the expected size (no zero fill, no copy)."""
     if component.encoding == "raw":
         return stored_view(tf, tensor, component)
     limit = decode_limit() if limit is None else limit
     expected = expected_length(tensor, component)
     _check_size(tensor, component, expected, limit)
-    if expected is not None:
-        out = bytearray(expected)
-        pos = 0
+    if expected is None or component.encoding != "zstd":
+        parts = bytearray()
         for part in iter_decoded(tf, tensor, component, limit=limit, cancelled=cancelled):
-            out[pos:pos + len(part)] = part
-            pos += len(part)
-        return memoryview(out)
-    parts = bytearray()
-    for part in iter_decoded(tf, tensor, component, limit=limit, cancelled=cancelled):
-        parts += part
-    return memoryview(parts)
+            parts += part
+        return memoryview(parts)
+    out = memoryview(np.empty(expected, dtype=np.uint8))
+    produced = 0
+    try:
+        with _open_zstd(stored_view(tf, tensor, component)) as reader:
+            while produced < expected:
+                if cancelled is not None and cancelled():
+                    raise Cancelled()
+                got = _fill(reader, out[produced:produced + CHUNK])
+                if not got:
+                    break
+                produced += got
+            _check_end(reader, produced, expected, expected, tensor, component)
+    except zstandard.ZstdError as exc:
+        raise _zstd_error(exc, produced, tensor, component) from None
+    return out
 
 
 def storage_dtype(tensor: Tensor, component: Component, dtype: str | None = None) -> np.dtype:
@@ -201,7 +238,17 @@ def dense_array(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw)
     if bits.size != tensor.numel:
         raise DecodeError(f"{bits.size} elements stored, shape {list(tensor.shape)} needs {tensor.numel}",
                           rule="length = product(shape) × dtype size", **_where(tensor, component))
-    return present(bits, tensor.dtype, raw_bits).reshape(tensor.shape)
+    return shaped(present(bits, tensor.dtype, raw_bits), tensor)
+
+
+def shaped(flat: np.ndarray, tensor: Tensor) -> np.ndarray:
+    """``flat`` reshaped to the tensor's shape, or a :class:`DecodeError` when numpy cannot represent that
+    shape (e.g. a zero-element tensor whose other dimension exceeds numpy's index range)."""
+    try:
+        return flat.reshape(tensor.shape)
+    except (ValueError, OverflowError, MemoryError) as exc:
+        raise DecodeError(f"shape {list(tensor.shape)} cannot be held by a numpy array: {exc}",
+                          rule="dimensions within numpy's index range", tensor=tensor.name) from None
 
 
 def to_dense(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw) -> np.ndarray:
@@ -216,7 +263,7 @@ def to_dense(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw) ->
     if tensor.layout == "tensor_train":
         from . import tt
 
-        return tt.reconstruct(tt.tt_cores(tf, tensor))
+        return tt.reconstruct(tt.tt_cores(tf, tensor), limit=decode_limit() // DTYPES[tensor.dtype].itemsize)
     raise UnsupportedLayout(f"layout {tensor.layout!r} can be shown structurally but not decoded",
                             rule="supported layouts: dense, sparse_csr, sparse_coo, tensor_train",
                             tensor=tensor.name)

@@ -75,6 +75,9 @@ Sparse = SparseCSR | SparseCOO
 
 def _check_dense_size(shape: tuple[int, ...], dtype: str) -> None:
     nbytes = math.prod(shape) * DTYPES[dtype].itemsize
+    if any(d > np.iinfo(np.intp).max for d in shape):
+        raise DecodeLimitExceeded(f"shape {list(shape)} has a dimension beyond numpy's index range",
+                                  rule="dimensions within numpy's index range")
     if nbytes > decode_limit():
         raise DecodeLimitExceeded(f"the dense equivalent needs {nbytes:,} bytes, above the decode limit "
                                   f"of {decode_limit():,} (set ZTVIEWER_MAX_DECODED)",
@@ -84,7 +87,11 @@ def _check_dense_size(shape: tuple[int, ...], dtype: str) -> None:
 def _densify(shape, coords, values, dtype, raw_bits) -> np.ndarray:
     _check_dense_size(tuple(shape), dtype)
     shown = present(values, dtype, raw_bits)
-    dense = np.zeros(shape, dtype=shown.dtype)
+    try:
+        dense = np.zeros(shape, dtype=shown.dtype)
+    except (ValueError, MemoryError) as exc:
+        raise DecodeLimitExceeded(f"shape {list(shape)} cannot be held by a numpy array: {exc}",
+                                  rule="dimensions within numpy's index range") from None
     if values.size:
         dense[tuple(coords)] = shown
     return dense
@@ -93,7 +100,9 @@ def _densify(shape, coords, values, dtype, raw_bits) -> np.ndarray:
 def iter_dense_chunks(sparse: Sparse, chunk_elements: int = 1 << 20, raw_bits: bool = True) -> Iterator[np.ndarray]:
     """The dense equivalent in row-major order, as flat chunks (bounded memory, for hashing)."""
     shape = sparse.shape
+    _check_dense_size(shape, sparse.dtype)
     total = math.prod(shape)
+    chunk_elements = max(1, min(chunk_elements, decode_limit() // DTYPES[sparse.dtype].itemsize))
     coords = sparse.coordinates()
     flat = np.ravel_multi_index(tuple(coords), shape) if sparse.nnz and total else np.zeros(0, np.int64)
     order = np.argsort(flat, kind="stable")
