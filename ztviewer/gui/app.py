@@ -79,7 +79,8 @@ def report_when_opened(window, app: QApplication, timeout_ms: int = 30_000) -> N
         done = not window._opening
         if done or clock.elapsed() > timeout_ms:
             timer.stop()
-            print(f"ztviewer-smoke: title={window.windowTitle()!r} tabs={window.tabs.count()}", flush=True)
+            shown = window.windowTitle().replace("[*]", "*" if window.isWindowModified() else "")
+            print(f"ztviewer-smoke: title={shown!r} tabs={window.tabs.count()}", flush=True)
             app.exit(0 if done else 1)
 
     timer.timeout.connect(poll)
