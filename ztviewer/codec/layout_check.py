@@ -22,8 +22,12 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
     ``reserved`` defaults to ``tf.regions``. Alignment problems are warnings; the rest are errors.
     """
     regions = [r for r in (tf.regions if reserved is None else reserved) if r.length]
-    spans = [(r.offset, r.end, k) for k, r in enumerate(regions)]  # (offset, end, owner number)
-    k = len(spans)
+    # One pass checks bounds and alignment and notices whether the components come in file order without
+    # touching one another (as every writer lays them out); then only the few container regions remain
+    # to be compared with the components' hull. Anything else takes the general sort-and-sweep.
+    start: int | None = None
+    reach = -1
+    in_order = True
     for tensor in tf.tensors:
         for role, c in tensor.components.items():
             offset = c.offset
@@ -35,6 +39,26 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
                     tensor.problems.append(warning(
                         f"starts at byte {offset}, which is not a multiple of {alignment}", tensor=tensor.name,
                         component=role, offset=offset, rule=f"components are {alignment}-byte aligned"))
+                if offset < reach or end < offset:
+                    in_order = False
+                elif start is None:
+                    start = offset
+                reach = end
+    if in_order and (start is None or all(r.offset < r.end and (r.end <= start or r.offset >= reach)
+                                          for r in regions)):
+        return
+    _sweep(tf, regions, file_size)
+
+
+def _sweep(tf: TensorFile, regions: list[Region], file_size: int) -> None:
+    """Report every overlap: the spans sorted by offset, each compared with the furthest end before it."""
+    spans = [(r.offset, r.end, k) for k, r in enumerate(regions)]  # (offset, end, owner number)
+    k = len(spans)
+    for tensor in tf.tensors:
+        for c in tensor.components.values():
+            offset = c.offset
+            end = offset + c.length
+            if end <= file_size and end != offset:
                 spans.append((offset, end, k))
             k += 1
     spans.sort()

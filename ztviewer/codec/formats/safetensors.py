@@ -13,11 +13,16 @@ from collections import Counter
 from operator import itemgetter
 from typing import Any
 
+try:  # optional: parses a large header 2-3x faster than json; the standard library reads the same files
+    import orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    orjson = None
+
 from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, TruncatedFile
-from ..model import Problem, Region, TensorFile, error, warning
+from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
 from ..registry import FormatHandler, register
 from ..source import Source
-from .safetensors_tensors import checked_tensors, fast_tensors, json_type
+from .safetensors_tensors import checked_tensors, fast_dict_tensors, fast_tensors, json_type
 
 MAX_HEADER = 100_000_000  # the reference reader's cap
 METADATA_KEY = "__metadata__"
@@ -29,6 +34,9 @@ RULE_METADATA = "__metadata__ is a string-to-string map"
 _JSON_SPACE = " \t\n\r"
 _KEY = re.compile(r'("(?:[^"\\]|\\.)*")\s*:')  # a JSON string followed by ':' is an object key
 _first = itemgetter(0)
+_KEY_END = b'":'  # ends every key of a header with no whitespace before a colon
+_SPACE_COLON = (b" :", b"\t:", b"\n:", b"\r:")
+_ABSENT = object()
 
 
 def sniff(head: bytes, size: int) -> bool:
@@ -41,7 +49,54 @@ def sniff(head: bytes, size: int) -> bool:
 
 def read(source: Source) -> TensorFile:
     """Parse the header, check every rule, and list the tensors (fatal errors raise :class:`CodecError`)."""
-    n = _header_length(source)
+    with building_many():
+        n = _header_length(source)
+        return _read_plain(source, n) or _read_checked(source, n)
+
+
+def _read_plain(source: Source, n: int) -> TensorFile | None:
+    """The whole read of a header with nothing to report, or ``None``: the checked path then reads it.
+
+    A plain header begins with ``{``, ends with ``}`` (then spaces), has no duplicate key at any level,
+    string-only ``__metadata__``, and entries the fast path accepts. Duplicates are ruled out exactly without
+    ``object_pairs_hook``, by counting: every key written is followed by its own ``:``, so the number of
+    ``:`` bytes is at least the number of keys written, which is at least the number of keys decoded (top
+    level, entries, metadata), with equality only when no key was dropped. Colons inside strings (dates
+    in metadata) break the equality; then ``":`` is counted instead, which is exact when no whitespace
+    byte precedes a ``:`` (a ``":`` inside a string is an escaped quote and only adds to the count).
+    """
+    raw = source.read(8, n, "header")
+    if raw[:1] != b"{" or raw[-64:].rstrip(b" ")[-1:] != b"}":  # more padding than that: checked path
+        return None
+    try:
+        header = _loads(raw)
+        keys = len(header) + sum(map(len, header.values()))
+    except (ValueError, TypeError, RecursionError):  # not JSON, or some value without keys
+        return None
+    if raw.count(b":") != keys and (raw.count(_KEY_END) != keys or any(pair in raw for pair in _SPACE_COLON)):
+        return None
+    metadata = header.pop(METADATA_KEY, _ABSENT)
+    if metadata is _ABSENT:
+        metadata = {}
+    elif type(metadata) is not dict or not all(type(v) is str for v in metadata.values()):
+        return None
+    base = 8 + n
+    tensors = fast_dict_tensors(header, base, source.size - base)
+    if tensors is None:
+        return None
+    return _tensor_file(source, n, metadata, tensors, [])
+
+
+def _tensor_file(source: Source, n: int, metadata: dict[str, Any], tensors: list[Tensor], problems: list[Problem]
+                 ) -> TensorFile:
+    return TensorFile(
+        path=source.path, format="safetensors", variant="safetensors", attributes=metadata, tensors=tensors,
+        problems=problems, source=source, extra={"header_length": n, "buffer_offset": 8 + n},
+        regions=[Region("header-length", 0, 8, "u64 LE header length"), Region("header", 8, n, "JSON header")],
+    )
+
+
+def _read_checked(source: Source, n: int) -> TensorFile:
     text = _header_text(source, n)
     problems: list[Problem] = []
     pairs = _parse(text, problems)
@@ -60,11 +115,7 @@ def read(source: Source) -> TensorFile:
             tensor.problems[:0] = tensor_problems.pop(tensor.name, ())
         for notes in tensor_problems.values():  # a repeated __metadata__ key
             problems.extend(notes)
-    return TensorFile(
-        path=source.path, format="safetensors", variant="safetensors", attributes=metadata, tensors=tensors,
-        problems=problems, source=source, extra={"header_length": n, "buffer_offset": base},
-        regions=[Region("header-length", 0, 8, "u64 LE header length"), Region("header", 8, n, "JSON header")],
-    )
+    return _tensor_file(source, n, metadata, tensors, problems)
 
 
 def _header_length(source: Source) -> int:
@@ -94,6 +145,16 @@ def _header_text(source: Source, n: int) -> str:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_loads(raw: bytes) -> Any:
+    # Strict UTF-8 as in _header_text (json.loads(bytes) would let surrogates through).
+    return json.loads(str(raw, "utf-8"), parse_constant=_reject_constant)
+
+
+#: Any parser will do for plain headers: whatever it refuses or reads differently (orjson: integers past
+#: 64 bits become floats) fails the fast path's checks, and the checked path parses again with json.
+_loads = orjson.loads if orjson is not None else _json_loads
 
 
 def _parse(text: str, problems: list[Problem]) -> tuple[tuple[str, Any], ...]:

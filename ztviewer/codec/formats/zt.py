@@ -6,13 +6,9 @@ Tensor data is never read here.
 """
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Iterator
-
 from .. import registry
 from ..layout_check import check_layout
-from ..model import TensorFile
+from ..model import TensorFile, building_many
 from ..source import Source
 from . import zt_objects, zt_v01, zt_v10
 from .zt_footer import MAGIC_V01, MAGIC_V1, decode_manifest, locate_manifest
@@ -26,21 +22,8 @@ def sniff(head: bytes, size: int) -> bool:
     return head[:8] in (MAGIC_V01, MAGIC_V1) or head[:4] == b"ZTEN"
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Building a large manifest allocates many small acyclic containers; pausing the cyclic collector
-    keeps it from rescanning the growing object graph again and again (about a third of the time)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def read(source: Source) -> TensorFile:
-    with _gc_paused():
+    with building_many():
         return _read(source)
 
 

@@ -145,42 +145,6 @@ def parse_component(role: str, raw: Any, tname: str, problems: list[Problem], ob
     return Component(role, offset, length, encoding, digest, dtype, "little", uncompressed, extra)
 
 
-def fast_dense(index: int, name: str, dtype: str, shape: Any, data: Any, required: int,
-               optional: tuple[str, ...]) -> Tensor | None:
-    """A valid plain dense tensor built with the fewest checks, or ``None`` when anything is unusual.
-
-    Shared by the readers' fast paths (``data`` has ``required`` mandatory keys, of which offset and length,
-    plus any of ``optional``); the full path then reports what is wrong.
-    """
-    try:
-        offset, length = data["offset"], data["length"]
-    except (KeyError, TypeError):
-        return None
-    encoding, digest, uncompressed = "raw", None, None
-    if len(data) != required:
-        if len(data) != required + sum(1 for key in optional if key in data):
-            return None
-        encoding, digest = data.get("encoding", "raw"), data.get("digest")
-        uncompressed = data.get("uncompressed_length")
-        if (type(encoding) is not str or encoding not in ENCODINGS or (digest is not None and digest_problem(digest))
-                or (uncompressed is not None and not is_u64(uncompressed))):
-            return None
-    if (type(offset) is not int or type(length) is not int or type(shape) is not list
-            or not 0 <= offset <= U64_MAX or not 0 <= length <= U64_MAX):
-        return None
-    numel = 1
-    for dim in shape:
-        if type(dim) is not int or dim < 0 or dim > U64_MAX:
-            return None
-        numel *= dim
-    stored = length if encoding == "raw" else uncompressed
-    if ((stored is not None and stored != numel * DTYPES[dtype].itemsize)
-            or (uncompressed is not None and encoding == "raw" and uncompressed != length)):
-        return None
-    component = Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, {})
-    return Tensor(name, dtype, tuple(shape), "dense", {"data": component}, {}, "dense", [], index, {})
-
-
 def _objects_dtype(raw: dict, role: str, tname: str, problems: list[Problem], extra: dict) -> str | None:
     """The storage dtype of a v1.x objects component; a logical ``type`` is kept in ``extra``."""
     short = raw.get("dtype")

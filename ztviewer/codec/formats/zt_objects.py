@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dtypes import ZT_LOGICAL_TYPES, ZT_SHORT_TO_CANONICAL
+from ..dtypes import ZT_LOGICAL_TYPES
 from ..model import Problem, Tensor, error, warning
-from .zt_fields import (INDEX_ROLES, SPARSE_ROLES, cbor_type, check_required_roles, check_sizes, fast_dense,
-                        logical_dtype, parse_shape)
+from .zt_fast import objects_tensors, probe_objects
+from .zt_fields import (INDEX_ROLES, SPARSE_ROLES, cbor_type, check_required_roles, check_sizes, logical_dtype,
+                        parse_shape)
 from .zt_fields import apply_tensor_train
 from .zt_v10 import entry_name, parse_components, parse_layout, root_map
 
 #: the newest objects-layout minor version this reader knows ("1.2.0", written by ztensor 1.2.x).
 SUPPORTED_MINOR = 2
 _OBJECT_KEYS = frozenset({"shape", "format", "attributes", "components"})
-_OPTIONAL_KEYS = ("encoding", "digest", "uncompressed_length")
 
 
 def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], dict, dict]:
@@ -29,27 +29,11 @@ def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], 
                               rule="v1.x: attributes is a map"))
         attributes = {}
     extra = {k: root[k] for k in ("version", "generator") if k in root}
-    tensors = [_fast_dense(i, name, entry) or _object(i, name, entry)
-               for i, (name, entry) in enumerate(entries.items())]
-    return tensors, problems, attributes, extra
+    return objects_tensors(entries.items(), _object), problems, attributes, extra
 
 
-def _fast_dense(index: int, name: Any, entry: Any) -> Tensor | None:
-    """The common case (a plain dense object) with the fewest checks; ``None`` sends it to :func:`_object`."""
-    if type(entry) is not dict or len(entry) != 3 or type(name) is not str:
-        return None
-    try:
-        shape, components = entry["shape"], entry["components"]
-        if entry["format"] != "dense" or len(components) != 1:
-            return None
-        data = components["data"]
-        short = data["dtype"]
-    except (KeyError, TypeError):
-        return None
-    dtype = ZT_SHORT_TO_CANONICAL.get(short) if type(short) is str else None
-    if dtype is None:
-        return None
-    return fast_dense(index, name, dtype, shape, data, 3, _OPTIONAL_KEYS)
+#: The common case (a plain dense object) alone; ``None`` sends the entry to :func:`_object`.
+_fast_dense = probe_objects
 
 
 def _object(index: int, name: Any, entry: Any) -> Tensor:

@@ -8,12 +8,12 @@ from typing import Any
 from ..dtypes import ZT_LONG_NAMES
 from ..errors import SchemaError
 from ..model import Component, Problem, Tensor, error, warning
+from .zt_fast import probe_v10, v10_tensors
 from .zt_fields import (INDEX_ROLES, REQUIRED_ROLES, SPARSE_ROLES, STRUCTURAL_NOTE, cbor_type, check_required_roles,
-                        check_sizes, check_version, fast_dense, parse_component, parse_shape)
+                        check_sizes, check_version, parse_component, parse_shape)
 from .zt_fields import apply_tensor_train
 
 _DTYPES = frozenset(ZT_LONG_NAMES)
-_OPTIONAL_KEYS = ("encoding", "digest")
 _TENSOR_KEYS = frozenset({"dtype", "shape", "format", "components"})
 _ROOT_KEYS = frozenset({"version", "generator", "attributes", "tensors"})
 
@@ -30,9 +30,7 @@ def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], 
     extra = {k: root[k] for k in ("version", "generator") if k in root}
     if not _ROOT_KEYS.issuperset(root):
         extra["unknown_keys"] = {k: v for k, v in root.items() if k not in _ROOT_KEYS}
-    tensors = [_fast_dense(i, name, entry) or _tensor(i, name, entry)
-               for i, (name, entry) in enumerate(entries.items())]
-    return tensors, problems, attributes, extra
+    return v10_tensors(entries.items(), _tensor), problems, attributes, extra
 
 
 def root_map(root: Any, key: str, offset: int, problems: list[Problem], supported_minor: int) -> dict:
@@ -98,20 +96,8 @@ def parse_components(raw: Any, name: str, layout: str, dtype: str | None, object
     return components
 
 
-def _fast_dense(index: int, name: Any, entry: Any) -> Tensor | None:
-    """The common case (a plain dense tensor) with the fewest checks; ``None`` sends it to :func:`_tensor`."""
-    if type(entry) is not dict or len(entry) != 4 or type(name) is not str:
-        return None
-    try:
-        dtype, shape, components = entry["dtype"], entry["shape"], entry["components"]
-        if entry["format"] != "dense" or len(components) != 1:
-            return None
-        data = components["data"]
-    except (KeyError, TypeError):
-        return None
-    if type(dtype) is not str or dtype not in _DTYPES:
-        return None
-    return fast_dense(index, name, dtype, shape, data, 2, _OPTIONAL_KEYS)
+#: The common case (a plain dense tensor) alone; ``None`` sends the entry to :func:`_tensor`.
+_fast_dense = probe_v10
 
 
 def _tensor(index: int, name: Any, entry: Any) -> Tensor:

@@ -1,0 +1,186 @@
+"""The common case of the zTensor 1.x readers: a plain dense tensor, checked and built in one tight loop.
+
+A 10,000-tensor manifest spends most of its opening time here, so the loop binds everything locally,
+calls no function per valid entry, and builds the model objects by setting their slots directly (the
+dataclass ``__init__`` costs as much again). An entry that is unusual in any way goes to the layout's full
+reader, which says what is wrong; the fast path only ever accepts what that reader would accept without
+a problem, and builds the same objects (a property test holds the two together).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import fields
+from typing import Any
+
+from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
+from ..model import Component, Tensor
+from .zt_fields import ENCODINGS, digest_problem, is_u64
+
+#: (index, name, entry) → the tensor the layout's full reader builds; ``None`` in single-entry probes.
+Fallback = Callable[[int, Any, Any], "Tensor | None"]
+
+_V10_ITEMSIZE = {name: DTYPES[name].itemsize for name in ZT_LONG_NAMES}
+_SHORT_INFO = {short: (name, DTYPES[name].itemsize) for short, name in ZT_SHORT_TO_CANONICAL.items()}
+_V10_OPTIONAL = ("encoding", "digest")
+_OBJECTS_OPTIONAL = ("encoding", "digest", "uncompressed_length")
+
+
+class _Unusual(Exception):
+    """Raised inside the loop to send one entry to the full reader."""
+
+
+def v10_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int = 0) -> list[Any]:
+    """Tensors of v1.0 ``name: {dtype, shape, format, components}`` entries, numbered from ``start``."""
+    new = object.__new__
+    direct = _DIRECT
+    itemsizes = _V10_ITEMSIZE
+    tensors: list[Any] = []
+    append = tensors.append
+    for index, (name, entry) in enumerate(items, start):
+        try:
+            if type(entry) is not dict or len(entry) != 4 or type(name) is not str:
+                raise _Unusual
+            dtype, shape, components = entry["dtype"], entry["shape"], entry["components"]
+            if entry["format"] != "dense" or len(components) != 1 or type(dtype) is not str:
+                raise _Unusual
+            data = components["data"]
+            nbytes = itemsizes[dtype]
+            offset, length = data["offset"], data["length"]
+            if type(offset) is not int or type(length) is not int or type(shape) is not list:
+                raise _Unusual
+            bits = offset | length
+            for dim in shape:
+                if type(dim) is not int:
+                    raise _Unusual
+                bits |= dim
+                nbytes *= dim
+            if bits >> 64:  # some value is negative or past u64
+                raise _Unusual
+            if len(data) == 2:
+                if nbytes != length:
+                    raise _Unusual
+                encoding, digest, uncompressed = "raw", None, None
+            else:
+                encoding, digest, uncompressed = _optional(data, 2, _V10_OPTIONAL, length, nbytes)
+        except (KeyError, TypeError, _Unusual):
+            append(fallback(index, name, entry))
+            continue
+        if direct:
+            c = new(Component)
+            c.role = "data"; c.offset = offset; c.length = length; c.encoding = encoding  # noqa: E702
+            c.digest = digest; c.dtype = dtype; c.byte_order = "little"  # noqa: E702
+            c.uncompressed_length = uncompressed; c.extra = {}  # noqa: E702
+            t = new(Tensor)
+            t.name = name; t.dtype = dtype; t.shape = tuple(shape); t.layout = "dense"  # noqa: E702
+            t.components = {"data": c}; t.attributes = {}; t.layout_spelling = "dense"  # noqa: E702
+            t.problems = []; t.index = index; t.extra = {}  # noqa: E702
+            append(t)
+        else:
+            append(_tensor(index, name, dtype, shape, offset, length, encoding, digest, uncompressed))
+    return tensors
+
+
+def objects_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int = 0) -> list[Any]:
+    """Tensors of v1.x objects ``name: {shape, format, components}`` entries, numbered from ``start``."""
+    new = object.__new__
+    direct = _DIRECT
+    infos = _SHORT_INFO
+    tensors: list[Any] = []
+    append = tensors.append
+    for index, (name, entry) in enumerate(items, start):
+        try:
+            if type(entry) is not dict or len(entry) != 3 or type(name) is not str:
+                raise _Unusual
+            shape, components = entry["shape"], entry["components"]
+            if entry["format"] != "dense" or len(components) != 1:
+                raise _Unusual
+            data = components["data"]
+            short = data["dtype"]
+            if type(short) is not str:
+                raise _Unusual
+            dtype, nbytes = infos[short]
+            offset, length = data["offset"], data["length"]
+            if type(offset) is not int or type(length) is not int or type(shape) is not list:
+                raise _Unusual
+            bits = offset | length
+            for dim in shape:
+                if type(dim) is not int:
+                    raise _Unusual
+                bits |= dim
+                nbytes *= dim
+            if bits >> 64:  # some value is negative or past u64
+                raise _Unusual
+            if len(data) == 3:
+                if nbytes != length:
+                    raise _Unusual
+                encoding, digest, uncompressed = "raw", None, None
+            else:
+                encoding, digest, uncompressed = _optional(data, 3, _OBJECTS_OPTIONAL, length, nbytes)
+        except (KeyError, TypeError, _Unusual):
+            append(fallback(index, name, entry))
+            continue
+        if direct:
+            c = new(Component)
+            c.role = "data"; c.offset = offset; c.length = length; c.encoding = encoding  # noqa: E702
+            c.digest = digest; c.dtype = dtype; c.byte_order = "little"  # noqa: E702
+            c.uncompressed_length = uncompressed; c.extra = {}  # noqa: E702
+            t = new(Tensor)
+            t.name = name; t.dtype = dtype; t.shape = tuple(shape); t.layout = "dense"  # noqa: E702
+            t.components = {"data": c}; t.attributes = {}; t.layout_spelling = "dense"  # noqa: E702
+            t.problems = []; t.index = index; t.extra = {}  # noqa: E702
+            append(t)
+        else:
+            append(_tensor(index, name, dtype, shape, offset, length, encoding, digest, uncompressed))
+    return tensors
+
+
+def _optional(data: dict, required: int, optional: tuple[str, ...], length: int, nbytes: int
+              ) -> tuple[str, str | None, int | None]:
+    """``(encoding, digest, uncompressed_length)`` of a component with optional keys, all of them valid and
+    agreeing with the ``nbytes`` that dtype and shape need."""
+    if len(data) != required + sum(1 for key in optional if key in data):
+        raise _Unusual
+    encoding, digest = data.get("encoding", "raw"), data.get("digest")
+    uncompressed = data.get("uncompressed_length")
+    if (type(encoding) is not str or encoding not in ENCODINGS or (digest is not None and digest_problem(digest))
+            or (uncompressed is not None and not is_u64(uncompressed))):
+        raise _Unusual
+    stored = length if encoding == "raw" else uncompressed
+    if (stored is not None and stored != nbytes) or (uncompressed is not None and encoding == "raw"
+                                                     and uncompressed != length):
+        raise _Unusual
+    return encoding, digest, uncompressed
+
+
+def _tensor(index: int, name: str, dtype: str, shape: list[int], offset: int, length: int, encoding: str,
+            digest: str | None, uncompressed: int | None) -> Tensor:
+    component = Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, {})
+    return Tensor(name, dtype, tuple(shape), "dense", {"data": component}, {}, "dense", [], index, {})
+
+
+def _direct_build_matches_model() -> bool:
+    """The loops set every field themselves: do so only while the model has exactly these fields."""
+    tensor = tuple(f.name for f in fields(Tensor))
+    component = tuple(f.name for f in fields(Component))
+    return (tensor == ("name", "dtype", "shape", "layout", "components", "attributes", "layout_spelling",
+                       "problems", "index", "extra")
+            and component == ("role", "offset", "length", "encoding", "digest", "dtype", "byte_order",
+                              "uncompressed_length", "extra")
+            and not hasattr(Tensor, "__post_init__") and not hasattr(Component, "__post_init__"))
+
+
+_DIRECT = _direct_build_matches_model()
+
+
+def _none(index: int, name: Any, entry: Any) -> None:
+    return None
+
+
+def probe_v10(index: int, name: Any, entry: Any) -> Tensor | None:
+    """The fast path for one v1.0 entry: its tensor, or ``None`` when the full reader must say more."""
+    return v10_tensors(((name, entry),), _none, index)[0]
+
+
+def probe_objects(index: int, name: Any, entry: Any) -> Tensor | None:
+    """The fast path for one objects-layout entry: its tensor, or ``None`` when the full reader must."""
+    return objects_tensors(((name, entry),), _none, index)[0]
