@@ -15,6 +15,7 @@ from ztviewer import __version__
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
 from .dialogs.goto_offset import GoToOffsetDialog
+from .editing.controller import EditController
 from .file_layout import build_layout
 from .file_view import FileView
 from .formatting import exact_bytes, human_bytes
@@ -72,6 +73,8 @@ class MainWindow(QMainWindow):
         self.actions_ = WindowActions(self)
         self.actions_.toolbar()
         self.actions_.build_menus()
+        self.editing = EditController(self)
+        self.editing.install()
         self.welcome.open_button.clicked.connect(self.show_open_dialog)
         self.recent = RecentFiles(self.settings, self.actions_.recent_menu, self)
         self.recent.open_requested.connect(self.open_path)
@@ -198,6 +201,7 @@ class MainWindow(QMainWindow):
         view.group_button.toggled.connect(lambda grouped, v=view: self._on_view_grouped(v, grouped))
         view.problems_model.rowsInserted.connect(self._update_status)
         view.problems_model.rowsRemoved.connect(self._update_status)
+        self.editing.attach(view)
         return view
 
     def _show_opened(self, placeholder: QWidget, opened: OpenedFile, requested: str) -> None:
@@ -222,7 +226,7 @@ class MainWindow(QMainWindow):
 
     def reload_current(self) -> OpenFileTask | None:
         view = self.current_view()
-        if view is None:
+        if view is None or not self.editing.confirm([view], self.reload_current):
             return None
         return self._start_open(view.tensor_file.path, view, lambda opened: self._replace_view(view, opened))
 
@@ -244,7 +248,7 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> None:
         widget = self.tabs.widget(index)
-        if widget is not None:
+        if widget is not None and self.editing.confirm([widget], lambda: self.close_tab(self.tabs.indexOf(widget))):
             self._remove_tab_widget(widget)
 
     def close_current(self) -> None:
@@ -313,6 +317,7 @@ class MainWindow(QMainWindow):
         if view is not None:
             self.inspector.set_offset(view.hex_view.cursor_offset())
             self.actions_.group.setChecked(view.tree_model.grouped)
+        self.editing.on_tab_changed(view)
         self._update_status()
         self._on_selection_changed(view)
         self._update_actions()
@@ -325,7 +330,8 @@ class MainWindow(QMainWindow):
                 label.setText("")
             return
         tf = view.tensor_file
-        self.setWindowTitle(f"{os.path.basename(tf.path)} — ztviewer")
+        self.setWindowTitle(f"{os.path.basename(tf.path)}[*] — ztviewer")
+        self.setWindowModified(self.editing.is_modified(view))
         self.format_label.setText(" ".join(p for p in (tf.format, tf.variant) if p) or "unknown format")
         self.size_label.setText(human_bytes(tf.size))
         self.size_label.setToolTip(exact_bytes(tf.size))
@@ -341,6 +347,7 @@ class MainWindow(QMainWindow):
     def _on_selection_changed(self, view: FileView | None) -> None:
         if view is self.current_view():
             self.properties_panel.show_props(view.properties() if view is not None else [])
+            self.editing.on_selection(view)
 
     def _on_view_grouped(self, view: FileView, grouped: bool) -> None:
         if view is self.current_view():
@@ -370,6 +377,9 @@ class MainWindow(QMainWindow):
             self.open_paths(paths)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.editing.confirm(self.file_views(), self.close):
+            event.ignore()
+            return
         self.save_layout()
         for task in list(self._opening):
             task.cancel()

@@ -187,3 +187,21 @@ class AnalysisTask(Worker):
 
     def execute(self) -> Any:
         return self.job(self)
+
+
+class SaveTask(Worker):
+    """Save an edited document (``codec.save``: temporary file, fsync, rename) off the GUI thread.
+
+    ``progress`` is (bytes written, bytes to write); cancelling removes the temporary file and leaves the
+    target as it was. ``doc`` must not change while the task runs (the GUI passes a copy).
+    """
+
+    def __init__(self, doc: Any, path: str | os.PathLike[str]) -> None:
+        super().__init__()
+        self.doc = doc
+        self.path = os.fspath(path)
+
+    def execute(self) -> Any:
+        from ztviewer.codec.save import save
+
+        return save(self.doc, self.path, progress=self.report_progress, cancelled=self.is_cancelled)

@@ -51,6 +51,7 @@ class TensorTreeModel(QAbstractItemModel):
         self._grouping: Grouping | None = None
         self._group_states: dict[int, DigestState] = {}
         self._components_shown: set[int] = set()   # tensors whose component rows were ever asked for
+        self.edit_overlay = None                     # set by the editing package to show unsaved renames
         if grouped:
             self._grouping = Grouping([t.name for t in self.tensors], self._rank)
 
@@ -250,6 +251,10 @@ class TensorTreeModel(QAbstractItemModel):
             return kind_of(index.internalId()).value
         if role == TreeRole.TENSOR:
             return self.tensor_of(index)
+        if self.edit_overlay is not None:      # pending renames / deletions (gui.editing.tree_edits)
+            value = self.edit_overlay.data(index, role)
+            if value is not None:
+                return value
         return tree_text.cell(self, index, Column(index.column()), role)
 
     # -- sorting -------------------------------------------------------------------------------------------

@@ -1,0 +1,215 @@
+"""Editing in the main window: undo group and history, the attributes dock, edit/save actions, and the
+unsaved-changes prompt. The window calls :meth:`attach` for each new tab and the ``on_*`` hooks."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QInputDialog,
+    QLineEdit,
+    QMessageBox,
+    QStyle,
+    QUndoView,
+)
+
+from ztviewer.codec import Tensor
+
+from .attributes_editor import AttributesEditor
+from .saving import SaveFlow
+from .session import EditSession, create_session
+from .tree_edits import TreeEditing
+
+if TYPE_CHECKING:
+    from ..file_view import FileView
+    from ..main_window import MainWindow
+
+SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
+
+
+class EditController(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.group = QUndoGroup(self)
+        self.undo_action = self.group.createUndoAction(window, "&Undo")
+        self.undo_action.setShortcuts(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.group.createRedoAction(window, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z")] + [
+            k for k in QKeySequence.keyBindings(QKeySequence.StandardKey.Redo) if k != QKeySequence("Ctrl+Shift+Z")])
+        self.saver = SaveFlow(self)
+        self.save_action = self._action("&Save", self.save_current, QKeySequence.StandardKey.Save,
+                                        "Write the edits to the file (same format), safely")
+        self.save_action.setIcon(window.style().standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton))
+        self.save_as_action = self._action("Save &As…", self.save_as, "Ctrl+Shift+S",
+                                           "Save to another file, format, encoding or digest")
+        self.rename_action = self._action("&Rename Tensor…", lambda: self._tree("rename_current"), None,
+                                          "Rename the current tensor (F2 in the tree)")
+        self.delete_action = self._action("&Delete Tensor", lambda: self._tree("delete_selected"), None,
+                                          "Delete the selected tensors from the saved file (Del in the tree)")
+        self.editor = AttributesEditor()
+        self.history = QUndoView(self.group)
+        self.history.setObjectName("undoHistory")
+        self.history.setEmptyLabel("<opened file>")
+        self.attributes_dock = self._dock("Attributes", "attributesDock", self.editor)
+        self.history_dock = self._dock("History", "historyDock", self.history)
+
+    def _action(self, text: str, slot: Callable, shortcut, tip: str) -> QAction:
+        action = QAction(text, self.window)
+        if shortcut is not None:
+            action.setShortcuts(QKeySequence.keyBindings(shortcut) if isinstance(shortcut, QKeySequence.StandardKey)
+                                else [QKeySequence(shortcut)])
+        action.setStatusTip(tip)
+        action.setToolTip(tip)
+        action.triggered.connect(slot)
+        return action
+
+    def _dock(self, title: str, name: str, widget) -> QDockWidget:
+        dock = QDockWidget(title, self.window)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        return dock
+
+    def install(self) -> None:
+        """Menus, toolbar and dock placement (after the window built its own)."""
+        w = self.window
+        w.tabifyDockWidget(w.properties_dock, self.attributes_dock)
+        w.tabifyDockWidget(self.attributes_dock, self.history_dock)
+        w.properties_dock.raise_()
+        menus = {a.text().replace("&", ""): a.menu() for a in w.menuBar().actions() if a.menu() is not None}
+        file_menu, edit_menu, view_menu = menus.get("File"), menus.get("Edit"), menus.get("View")
+        if file_menu is not None:
+            before = w.actions_.reload
+            file_menu.insertAction(before, self.save_action)
+            file_menu.insertAction(before, self.save_as_action)
+            file_menu.insertSeparator(before)
+        if edit_menu is not None:
+            first = edit_menu.actions()[0] if edit_menu.actions() else None
+            edit_menu.insertActions(first, [self.undo_action, self.redo_action])
+            edit_menu.insertSeparator(first)
+            edit_menu.addSeparator()
+            edit_menu.addActions([self.rename_action, self.delete_action])
+        if view_menu is not None:
+            view_menu.insertActions(w.actions_.toolbar().toggleViewAction(),
+                                    [self.attributes_dock.toggleViewAction(), self.history_dock.toggleViewAction()])
+        toolbar = w.actions_.toolbar()
+        toolbar.insertAction(w.actions_.reload, self.save_action)
+        self.update_actions()
+
+    # -- tabs ------------------------------------------------------------------------------------------------
+    @staticmethod
+    def session_of(view: FileView | None) -> EditSession | None:
+        return getattr(view, "edit_session", None)
+
+    def attach(self, view: FileView) -> None:
+        session = create_session(view.tensor_file, view)
+        view.edit_session = session
+        if session is None:
+            return
+        self.group.addStack(session.stack)
+        view.tree_editing = TreeEditing(view, session, lambda *args: self.ask_text(*args),
+                                        lambda text: self.window.show_error("Cannot edit", text))
+        session.changed.connect(lambda v=view: self._on_changed(v))
+
+    def on_tab_changed(self, view: FileView | None) -> None:
+        session = self.session_of(view)
+        self.group.setActiveStack(session.stack if session is not None else None)
+        self.on_selection(view)
+        self.update_actions()
+
+    def on_selection(self, view: FileView | None) -> None:
+        if view is not self.window.current_view():
+            return
+        session = self.session_of(view)
+        scope = None
+        if session is not None:
+            tensor = view.tree_model.tensor_of(view.proxy.mapToSource(view.tree.currentIndex()))
+            scope = session.current_name(tensor) if isinstance(tensor, Tensor) else None
+        self.editor.set_scope(session, scope)
+
+    def _on_changed(self, view: FileView) -> None:
+        index = self.window.tabs.indexOf(view)
+        if index >= 0:
+            name = os.path.basename(view.tensor_file.path)
+            self.window.tabs.setTabText(index, name + (" *" if self.is_modified(view) else ""))
+        if view is self.window.current_view():
+            self.window._update_status()
+            self.on_selection(view)
+        self.update_actions()
+
+    def is_modified(self, view: FileView | None) -> bool:
+        session = self.session_of(view)
+        return session is not None and session.modified
+
+    def update_actions(self) -> None:
+        session = self.session_of(self.window.current_view())
+        idle = session is not None and not session.saving
+        self.save_action.setEnabled(idle and session.writable)
+        self.save_as_action.setEnabled(idle)
+        self.rename_action.setEnabled(idle)
+        self.delete_action.setEnabled(idle)
+        self.editor.setEnabled(session is None or not session.saving)
+
+    def _tree(self, method: str) -> None:
+        view = self.window.current_view()
+        editing = getattr(view, "tree_editing", None)
+        if editing is not None:
+            getattr(editing, method)()
+
+    # -- questions (tests replace these) ---------------------------------------------------------------------
+    def ask_unsaved(self, view: FileView) -> str:
+        """Save / Discard / Cancel for a tab with unsaved edits."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "ztviewer",
+                          f"{os.path.basename(view.tensor_file.path)} has unsaved edits.",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self.window)
+        box.setObjectName("unsavedChanges")
+        box.setInformativeText("Save them before closing?")
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        answer = box.exec()
+        return {QMessageBox.StandardButton.Save: SAVE, QMessageBox.StandardButton.Discard: DISCARD}.get(
+            QMessageBox.StandardButton(answer), CANCEL)
+
+    def ask_text(self, title: str, label: str, text: str) -> str | None:
+        value, ok = QInputDialog.getText(self.window, title, label, QLineEdit.EchoMode.Normal, text)
+        return value.strip() if ok and value.strip() else None
+
+    def confirm(self, views: list[FileView], retry: Callable[[], None]) -> bool:
+        """True when ``views`` may be closed/reloaded now. Asks about unsaved edits; "save" saves first and
+        calls ``retry`` once the save has finished (returning False now)."""
+        for view in views:
+            session = self.session_of(view)
+            if session is None or not session.modified:
+                continue
+            choice = self.ask_unsaved(view)
+            if choice == CANCEL:
+                return False
+            if choice == DISCARD:
+                session.stack.setClean()
+                continue
+            if session.writable:
+                self.saver.save(view, session.doc, view.tensor_file.path, reopen=False, then=retry)
+            else:
+                self.save_as(view)
+            return False
+        return True
+
+    # -- saving ----------------------------------------------------------------------------------------------
+    def save_current(self) -> None:
+        view = self.window.current_view()
+        session = self.session_of(view)
+        if session is None or session.saving:
+            return
+        if not session.writable:
+            self.save_as(view)
+            return
+        self.saver.save(view, session.doc, view.tensor_file.path)
+
+    def save_as(self, view: FileView | None = None):
+        """Open the Save As dialog for ``view`` (default: the current tab); returns the dialog."""
+        return self.saver.ask_save_as(view or self.window.current_view())

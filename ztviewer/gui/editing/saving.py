@@ -1,0 +1,100 @@
+"""Save and Save As for one tab: a copy of the document is written on a worker (progress strip with Cancel),
+then the saved file is reopened in the same tab (new tree, clean undo stack)."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+
+from ztviewer.codec.save import SaveResult
+from ztviewer.codec.writers.document import EditableDocument
+from ztviewer.workers.tasks import OpenedFile, SaveTask
+
+from ..dialogs.save_as import SaveAsDialog
+from ..editing.conversion import with_extension
+from .save_progress import SaveProgress
+
+if TYPE_CHECKING:
+    from ..file_view import FileView
+    from .controller import EditController
+
+
+class SaveFlow(QObject):
+    def __init__(self, controller: EditController) -> None:
+        super().__init__(controller)
+        self.controller = controller
+        self.window = controller.window
+        self.tasks: dict[int, SaveTask] = {}      # id(view) -> running save
+
+    def ask_save_as(self, view: FileView | None) -> SaveAsDialog | None:
+        session = self.controller.session_of(view)
+        if session is None or session.saving:
+            return None
+        root, _ = os.path.splitext(view.tensor_file.path)
+        dialog = SaveAsDialog(session.doc, with_extension(root + "-edited", session.doc.target.key), self.window)
+        dialog.accepted.connect(lambda: self._accepted(view, dialog))
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        return dialog
+
+    def _accepted(self, view: FileView, dialog: SaveAsDialog) -> None:
+        verdict = dialog.verdict
+        if verdict.doc is not None and self.window.tabs.indexOf(view) >= 0:
+            self.save(view, verdict.doc, dialog.path)
+
+    def save(self, view: FileView, doc: EditableDocument, path: str, reopen: bool = True,
+             then: Callable[[], None] | None = None) -> SaveTask:
+        """Write ``doc`` (copied, so edits and the save do not race) to ``path`` on a worker."""
+        session = self.controller.session_of(view)
+        session.saving = True
+        self.controller.update_actions()
+        strip = SaveProgress(path, doc.target.label, view)
+        view.layout().addWidget(strip)
+        task = SaveTask(doc.with_target(doc.target), path)
+        strip.cancel_requested.connect(task.cancel)
+        task.signals.progress.connect(strip.update_progress)
+        self.tasks[id(view)] = task
+        view.save_progress = strip
+
+        def ended() -> None:
+            self.tasks.pop(id(view), None)
+            session.saving = False
+            strip.hide()
+            strip.deleteLater()
+            view.save_progress = None
+            self.controller.update_actions()
+
+        def finished(result: SaveResult) -> None:
+            ended()
+            session.mark_clean()
+            self.window.statusBar().showMessage(f"Saved {result.path} ({result.format}, {result.size:,} bytes)",
+                                                10000)
+            if reopen:
+                self._reopen(view, result.path)
+            if then is not None:
+                then()
+
+        def failed(message: str) -> None:
+            ended()
+            self.window.show_error(f"Could not save {path}", message)
+
+        def cancelled() -> None:
+            ended()
+            self.window.statusBar().showMessage(f"Save cancelled: {path} was not written", 10000)
+
+        task.signals.finished.connect(finished)
+        task.signals.failed.connect(failed)
+        task.signals.cancelled.connect(cancelled)
+        self.window.statusBar().showMessage(f"Saving {path}…")
+        task.start(self.window.pool)
+        return task
+
+    def _reopen(self, view: FileView, path: str) -> None:
+        """Show the saved file in the tab that held the edited one."""
+        def replace(opened: OpenedFile) -> None:
+            self.window._replace_view(view, opened)
+            self.window.statusBar().showMessage(f"Saved and reopened {path}", 10000)
+
+        self.window._start_open(path, view, replace)
