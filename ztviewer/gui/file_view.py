@@ -11,6 +11,7 @@ from ztviewer.workers.tasks import OpenedFile
 
 from . import properties
 from .file_layout import FileLayout, Segment, build_layout, stored_here
+from .inspect_tab import add_inspect_tab
 from .models.problems_model import ProblemsModel
 from .models.tensor_tree import Column, TensorTreeModel, TreeRole
 from .models.tree_nodes import NodeKind, TensorGroup
@@ -124,7 +125,7 @@ class FileView(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.setSpacing(2)
         right_layout.addWidget(self.file_map)
-        right_layout.addWidget(self.hex_view, 1)
+        self.inspect = add_inspect_tab(self, right_layout, self.hex_view)   # "Bytes | Inspect" tabs
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
         self.splitter.addWidget(right)
@@ -307,5 +308,6 @@ class FileView(QWidget):
     def shutdown(self) -> None:
         """Stop background work and release the file (the tab is closing)."""
         self.verifier.shutdown()
+        self.inspect.shutdown()
         self.hex_view.set_source(None)
         self.tensor_file.close()

@@ -1,0 +1,117 @@
+"""Pixel tests: small known tensors rendered offscreen and compared with stored reference PNGs.
+
+The plot area of each view (axes, image, colour bar) is rendered into a fixed 320 × 240 image with a fixed
+colour map and levels. A pixel matches when every channel is within ``TOLERANCE``; a test fails when more
+than ``MAX_MISMATCH`` of the pixels do not (font hinting differs a little between machines).
+
+Regenerate the references after an intended visual change with::
+
+    ZTVIEWER_REGEN_PNG=1 python -m pytest tests/gui/test_inspect_render.py -p no:cacheprovider
+
+and look at the files in ``tests/gui/reference_png/`` before committing them.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
+
+from test_inspect_common import (cache, checkerboard, heatmap_painted, open_arrays, panel, pool,  # noqa: F401
+                                 show_and_wait)
+from ztviewer.codec.writers.arrays import SparseArray, TensorTrainArray
+
+REFERENCES = Path(__file__).resolve().parent / "reference_png"
+REGENERATE = os.environ.get("ZTVIEWER_REGEN_PNG") == "1"
+SIZE = (320, 240)
+TOLERANCE = 24
+MAX_MISMATCH = 0.02
+
+
+def render_plot(image_plot) -> QImage:
+    """The plot item of an :class:`ImagePlot` (with its colour bar) drawn into a fixed-size image."""
+    out = QImage(SIZE[0], SIZE[1], QImage.Format.Format_RGB32)
+    out.fill(QColor("white"))
+    painter = QPainter(out)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    scene = image_plot.scene()
+    source = image_plot.plot.sceneBoundingRect()
+    scene.render(painter, QRectF(0, 0, *SIZE), source, Qt.AspectRatioMode.IgnoreAspectRatio)
+    painter.end()
+    return out
+
+
+def pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    data = np.frombuffer(image.constBits(), np.uint8, image.sizeInBytes())
+    return data.reshape(image.height(), image.bytesPerLine() // 4, 4)[:, :image.width(), :3].astype(np.int16)
+
+
+def compare(image: QImage, name: str, tmp_path: Path) -> None:
+    path = REFERENCES / f"{name}.png"
+    if REGENERATE:
+        REFERENCES.mkdir(exist_ok=True)
+        assert image.save(str(path))
+        pytest.skip(f"regenerated {path}")
+    assert path.is_file(), f"missing reference {path}; run with ZTVIEWER_REGEN_PNG=1 to create it"
+    reference = QImage(str(path))
+    got, want = pixels(image), pixels(reference)
+    assert got.shape == want.shape
+    bad = np.any(np.abs(got - want) > TOLERANCE, axis=2)
+    if bad.mean() > MAX_MISMATCH:
+        image.save(str(tmp_path / f"{name}_actual.png"))
+        pytest.fail(f"{name}: {bad.mean():.1%} of the pixels differ from {path} (actual saved in {tmp_path})")
+
+
+def set_fixed_look(view, colormap: str, low: float, high: float) -> None:
+    view.controls.colormap.setCurrentText(colormap)
+    view.controls.low.setText(str(low))
+    view.controls.high.setText(str(high))
+    view.controls.high.editingFinished.emit()
+
+
+def test_checkerboard_heatmap(qtbot, panel, open_arrays, tmp_path):
+    tf = open_arrays({"board": checkerboard(8)})
+    show_and_wait(qtbot, panel, tf, "board")
+    set_fixed_look(panel.heatmap, "viridis", 0.0, 1.0)
+    image = render_plot(panel.heatmap.image)
+    got = pixels(image)
+    assert len({tuple(p) for p in got[100:140:8, 120:200:8].reshape(-1, 3)}) >= 2  # two colours, not one
+    compare(image, "checkerboard", tmp_path)
+
+
+def test_identity_sparse_spy(qtbot, panel, open_arrays, tmp_path):
+    n = 16
+    idx = np.arange(n, dtype=np.uint64)
+    tf = open_arrays({"eye": SparseArray("sparse_csr", (n, n), np.ones(n, np.float32), indices=idx,
+                                         indptr=np.arange(n + 1, dtype=np.uint64))})
+    show_and_wait(qtbot, panel, tf, "eye")
+    assert panel.sparse.current.markers is not None
+    compare(render_plot(panel.sparse.plot), "identity_sparse", tmp_path)
+
+
+def test_identity_sparse_density(qtbot, panel, open_arrays, tmp_path):
+    n = 3000
+    idx = np.arange(n, dtype=np.uint64)
+    tf = open_arrays({"eye": SparseArray("sparse_csr", (n, n), np.ones(n, np.float32), indices=idx,
+                                         indptr=np.arange(n + 1, dtype=np.uint64))})
+    show_and_wait(qtbot, panel, tf, "eye")
+    assert panel.sparse.current.markers is None
+    compare(render_plot(panel.sparse.plot), "identity_sparse_density", tmp_path)
+
+
+def test_rank1_tensor_train_slice(qtbot, panel, open_arrays, tmp_path):
+    u = np.linspace(1.0, 2.0, 6).reshape(1, 6, 1)
+    v = np.linspace(-1.0, 1.0, 8).reshape(1, 8, 1)
+    w = np.ones((1, 3, 1))
+    tf = open_arrays({"r1": TensorTrainArray([u, v, w])}, "tt.zt")
+    show_and_wait(qtbot, panel, tf, "r1")
+    heat = panel.tt.reconstruction
+    heat.axes.set_axes(0, 1)
+    qtbot.waitUntil(lambda: heatmap_painted(heat))
+    np.testing.assert_allclose(heat.image.base.image, np.outer(u.ravel(), v.ravel()))
+    set_fixed_look(heat, "blue–white–red", -2.0, 2.0)
+    compare(render_plot(heat.image), "rank1_tt", tmp_path)

@@ -1,0 +1,207 @@
+"""A pyqtgraph image plot for matrices: rows down, columns across, a colour bar, a hover read-out.
+
+Two image layers share one colour map and levels: ``base`` shows the whole plane at screen resolution and
+``detail`` a zoomed region at higher resolution on top of it, so panning never uncovers blank space while a
+sharper region is being computed. Pixel ``(i, j)`` of the plane is centred on ``x = j, y = i``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, QTimer, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+from . import levels as lv
+
+SETTLE_MS = 150
+
+
+class IndexAxis(pg.AxisItem):
+    """An axis of element indices: ticks only at whole numbers."""
+
+    def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph override
+        levels = [(spacing, offset) for spacing, offset in super().tickSpacing(minVal, maxVal, size) if spacing >= 1]
+        return levels or [(1.0, 0.0)]
+
+
+def index_axes() -> dict:
+    return {"left": IndexAxis("left"), "bottom": IndexAxis("bottom")}
+
+
+def palette_colors() -> tuple[QColor, QColor]:
+    """(background, foreground) of plots, following the application palette."""
+    palette = QGuiApplication.palette()
+    return palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text)
+
+
+def style_plot(plot: pg.PlotItem) -> None:
+    """Axis pens in the palette's text colour, a little breathing room."""
+    _, fg = palette_colors()
+    for name in ("left", "bottom", "right", "top"):
+        axis = plot.getAxis(name)
+        axis.setPen(pg.mkPen(fg))
+        axis.setTextPen(pg.mkPen(fg))
+        axis.enableAutoSIPrefix(False)
+    plot.getViewBox().setMenuEnabled(False)
+    plot.hideButtons()
+
+
+class ImagePlot(pg.GraphicsLayoutWidget):
+    """Plot of a 2-D plane with ``base`` and ``detail`` image layers and a colour bar.
+
+    Signals
+    -------
+    hovered(object):
+        ``(row, col)`` integer plane coordinates under the mouse, or ``None`` outside the plane.
+    range_settled():
+        The view range stopped changing for :data:`SETTLE_MS` (zoom, pan, resize).
+    levels_dragged(float, float):
+        The user moved the colour bar's handles.
+    """
+
+    hovered = Signal(object)
+    range_settled = Signal()
+    levels_dragged = Signal(float, float)
+
+    def __init__(self, parent=None, colour_bar: bool = True) -> None:
+        super().__init__(parent)
+        bg, _ = palette_colors()
+        self.setBackground(bg)
+        self.ci.layout.setContentsMargins(4, 6, 8, 4)
+        self.plot: pg.PlotItem = self.addPlot(axisItems=index_axes())
+        style_plot(self.plot)
+        self.plot.invertY(True)
+        self.view: pg.ViewBox = self.plot.getViewBox()
+        self.base = pg.ImageItem(axisOrder="row-major")
+        self.detail = pg.ImageItem(axisOrder="row-major")
+        self.detail.setZValue(1)
+        self.plot.addItem(self.base)
+        self.plot.addItem(self.detail)
+        self.shape = (0, 0)
+        self._levels = (0.0, 1.0)
+        self.colormap_name = lv.DEFAULT_SEQUENTIAL
+        self._colormap_applied = False
+        self.bar: pg.ColorBarItem | None = None
+        if colour_bar:
+            self.bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=lv.colormap(self.colormap_name), width=14,
+                                       interactive=True, colorMapMenu=False, rounding=1e-12,
+                                       pen=pg.mkPen(palette_colors()[1]))
+            self.bar.setImageItem([self.base, self.detail], insert_in=self.plot)
+            _, fg = palette_colors()
+            self.bar.axis.setPen(pg.mkPen(fg))
+            self.bar.axis.enableAutoSIPrefix(False)
+            self.bar.axis.setTextPen(pg.mkPen(fg))
+            self.bar.sigLevelsChangeFinished.connect(self._bar_dragged)
+        else:
+            for item in (self.base, self.detail):
+                item.setColorMap(lv.colormap(self.colormap_name))
+        self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
+        self._settle.timeout.connect(self.range_settled)
+        self.view.sigRangeChanged.connect(lambda *_: self._settle.start())
+        self.scene().sigMouseMoved.connect(self._mouse_moved)
+
+    # -- content -------------------------------------------------------------------------------------------
+    def set_shape(self, rows: int, cols: int, labels: tuple[str, str] = ("row", "column")) -> None:
+        """A new plane: limits, labels and a view of all of it."""
+        self.shape = (int(rows), int(cols))
+        self.plot.setLabel("left", labels[0])
+        self.plot.setLabel("bottom", labels[1])
+        pad_r, pad_c = max(0.5, rows * 0.02), max(0.5, cols * 0.02)
+        self.view.setLimits(xMin=-0.5 - pad_c, xMax=cols - 0.5 + pad_c, yMin=-0.5 - pad_r, yMax=rows - 0.5 + pad_r,
+                            minXRange=min(2, cols), minYRange=min(2, rows))
+        self.clear_detail()
+        self.base.clear()
+        self.reset_view()
+
+    def reset_view(self) -> None:
+        rows, cols = self.shape
+        self.view.setRange(QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)), padding=0)
+
+    def set_image(self, layer: pg.ImageItem, data: np.ndarray, region: tuple[int, int, int, int]) -> None:
+        """Show ``data`` covering plane ``region = (r0, r1, c0, c1)`` on ``layer``."""
+        r0, r1, c0, c1 = region
+        layer.setImage(data, autoLevels=False, levels=self._levels)
+        layer.setRect(QRectF(c0 - 0.5, r0 - 0.5, c1 - c0, r1 - r0))
+        layer.setVisible(True)
+
+    def clear_detail(self) -> None:
+        self.detail.clear()
+        self.detail.setVisible(False)
+
+    # -- appearance ----------------------------------------------------------------------------------------
+    def set_colormap(self, name: str) -> None:
+        if name == self.colormap_name and self._colormap_applied:
+            return
+        self._colormap_applied = True
+        self.colormap_name = name
+        cmap = lv.colormap(name)
+        if self.bar is not None:
+            self.bar.setColorMap(cmap)
+        else:
+            for item in (self.base, self.detail):
+                item.setColorMap(cmap)
+
+    def set_levels(self, low: float, high: float) -> None:
+        if not (math.isfinite(low) and math.isfinite(high)):
+            low, high = 0.0, 1.0
+        if high <= low:
+            high = low + (abs(low) * 1e-6 or 1.0)
+        self._levels = (float(low), float(high))
+        if self.bar is not None:
+            self.bar.rounding = (high - low) * 1e-6
+            self.bar.setLevels(self._levels)
+        for item in (self.base, self.detail):
+            if item.image is not None:
+                item.setLevels(self._levels)
+
+    def levels(self) -> tuple[float, float]:
+        return self._levels
+
+    def set_bar_label(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.axis.setLabel(text)
+
+    def set_aspect_locked(self, locked: bool) -> None:
+        self.plot.setAspectLocked(locked, ratio=1.0)
+
+    def _bar_dragged(self, bar) -> None:
+        low, high = bar.levels()
+        self._levels = (float(low), float(high))
+        self.levels_dragged.emit(float(low), float(high))
+
+    # -- geometry ------------------------------------------------------------------------------------------
+    def visible_region(self) -> tuple[int, int, int, int]:
+        """The plane rows/columns in view, ``(r0, r1, c0, c1)``, clipped to the plane."""
+        (x0, x1), (y0, y1) = self.view.viewRange()
+        rows, cols = self.shape
+        r0 = min(rows, max(0, math.floor(y0 + 0.5)))
+        r1 = min(rows, max(r0, math.ceil(y1 + 0.5)))
+        c0 = min(cols, max(0, math.floor(x0 + 0.5)))
+        c1 = min(cols, max(c0, math.ceil(x1 + 0.5)))
+        return r0, r1, c0, c1
+
+    def screen_shape(self, minimum: int = 256, maximum: int = 2048) -> tuple[int, int]:
+        """Device pixels of the plot area, clamped (the resolution worth computing)."""
+        rect = self.view.sceneBoundingRect()
+        ratio = self.devicePixelRatioF()
+        h = int(min(maximum, max(minimum, rect.height() * ratio)))
+        w = int(min(maximum, max(minimum, rect.width() * ratio)))
+        return h, w
+
+    def plane_at(self, scene_pos: QPointF) -> tuple[int, int] | None:
+        if not self.view.sceneBoundingRect().contains(scene_pos):
+            return None
+        point = self.view.mapSceneToView(scene_pos)
+        row, col = math.floor(point.y() + 0.5), math.floor(point.x() + 0.5)
+        if 0 <= row < self.shape[0] and 0 <= col < self.shape[1]:
+            return row, col
+        return None
+
+    def _mouse_moved(self, scene_pos: QPointF) -> None:
+        self.hovered.emit(self.plane_at(scene_pos))
+
+    def leaveEvent(self, event) -> None:
+        super().leaveEvent(event)
+        self.hovered.emit(None)

@@ -1,0 +1,166 @@
+"""The computations behind the inspect views, as plain functions of a job context (no Qt).
+
+A context is anything with ``is_cancelled()``, ``report_progress(done, total)`` and ``emit_partial(value)``
+(the :class:`~ztviewer.workers.tasks.AnalysisTask` running the job, or :class:`Inline` in tests and the
+benchmark). Every function reads only what the screen needs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ztviewer.analysis import reduce as reducing
+from ztviewer.analysis._common import block_edges
+from ztviewer.analysis.reduce import Image, block_reduce, strided_preview
+
+from .mapped import done_with, releasing
+
+#: reductions offered to the user: label → method (``peak`` = the signed value of largest magnitude).
+METHODS = {"peak": "peak", "max |x|": "maxabs", "mean": "mean", "max": "max", "min": "min"}
+METHOD_HELP = {"peak": "the value of largest magnitude in each block, sign kept (spikes stay visible)",
+               "maxabs": "the largest magnitude in each block", "mean": "the mean of each block",
+               "max": "the largest value in each block", "min": "the smallest value in each block"}
+
+
+PREVIEW_WAIT = 0.25
+
+
+class Inline:
+    """A job context that runs in the calling thread (tests, benchmarks)."""
+
+    def __init__(self) -> None:
+        self.partials: list = []
+
+    def is_cancelled(self) -> bool:
+        return False
+
+    def report_progress(self, done: int, total: int, force: bool = False) -> None:
+        pass
+
+    def emit_partial(self, value) -> None:
+        self.partials.append(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """An image of a plane region: ``image`` (analysis :class:`Image`), the request it answers, and whether
+    it is the whole-plane overview (``base``) or a zoomed region on top of it."""
+
+    image: Image
+    region: tuple[int, int, int, int]
+    base: bool
+    request: int = 0
+
+    @property
+    def method(self) -> str:
+        return self.image.method
+
+
+def render_plane(ctx, plane, region: tuple[int, int, int, int], out_shape: tuple[int, int], method: str, *,
+                 dtype_name: str | None = None, complex_mode: str = "magnitude", preview: bool = False,
+                 base: bool = True, request: int = 0, preview_shown=None) -> Rendered:
+    """Strided preview first (emitted as a partial when ``preview``), then the block reduction of ``region``
+    to at most ``out_shape`` pixels with ``method`` (exact values once the region fits).
+
+    ``preview_shown`` (a ``threading.Event``) lets the GUI thread paint the preview before the reduction
+    competes with it for the CPU; the wait is bounded by :data:`PREVIEW_WAIT` seconds.
+    """
+    kw = {"dtype_name": dtype_name, "complex_mode": complex_mode}
+    r0, r1, c0, c1 = region
+    plane = releasing(plane)
+    try:
+        if preview and ((r1 - r0) > out_shape[0] or (c1 - c0) > out_shape[1]):
+            preview_image = strided_preview(plane, *out_shape, region=region, **kw)
+            ctx.emit_partial(Rendered(preview_image, region, base, request))
+            if preview_shown is not None:
+                preview_shown.wait(PREVIEW_WAIT)
+        image = reduce_region(ctx, plane, region, out_shape, method, **kw)
+    finally:
+        done_with(plane)
+    return Rendered(image, region, base, request)
+
+
+def reduce_region(ctx, plane, region, out_shape, method: str, **kw) -> Image:
+    """:func:`block_reduce`, plus the ``peak`` method: per block the max or the min, whichever is larger in
+    magnitude (two passes), so a reduced image keeps the sign of its spikes."""
+    if method != "peak":
+        return block_reduce(plane, region, out_shape, method, cancelled=ctx.is_cancelled,
+                            progress=ctx.report_progress, **kw)
+    rows = region[1] - region[0]
+
+    def half(offset: int):
+        return lambda done, total: ctx.report_progress(offset + done, 2 * rows)
+
+    high = block_reduce(plane, region, out_shape, "max", cancelled=ctx.is_cancelled, progress=half(0), **kw)
+    if high.method == "exact":
+        return high
+    low = block_reduce(plane, region, out_shape, "min", cancelled=ctx.is_cancelled, progress=half(rows), **kw)
+    with np.errstate(invalid="ignore"):
+        data = np.where(np.abs(low.data) > np.abs(high.data), low.data, high.data)
+    data = np.where(np.isnan(high.data), low.data, data)
+    return Image(np.ascontiguousarray(data), high.row_edges, high.col_edges, "peak")
+
+
+@dataclass(frozen=True, slots=True)
+class LineData:
+    """A 1-D profile over ``[c0, c1)``: exact ``values`` at ``x`` or, when reduced, ``low`` / ``high``
+    envelopes per bin (``x`` = bin starts)."""
+
+    x: np.ndarray
+    values: np.ndarray | None
+    low: np.ndarray | None
+    high: np.ndarray | None
+    span: tuple[int, int]
+    request: int = 0
+
+    @property
+    def exact(self) -> bool:
+        return self.values is not None
+
+
+def render_line(ctx, row_plane, span: tuple[int, int], width: int, *, dtype_name: str | None = None,
+                complex_mode: str = "magnitude", request: int = 0) -> LineData:
+    """Exact values of ``row_plane[0, c0:c1]`` when they fit ``width`` points, else min/max per bin."""
+    c0, c1 = span
+    region = (0, 1, c0, c1)
+    kw = {"dtype_name": dtype_name, "complex_mode": complex_mode}
+    row_plane = releasing(row_plane)
+    try:
+        return _line(ctx, row_plane, span, region, width, request, kw)
+    finally:
+        done_with(row_plane)
+
+
+def _line(ctx, row_plane, span, region, width: int, request: int, kw: dict) -> LineData:
+    c0, c1 = span
+    if c1 - c0 <= width:
+        image = block_reduce(row_plane, region, (1, width), "max", cancelled=ctx.is_cancelled, **kw)
+        return LineData(np.arange(c0, c1, dtype=np.float64), image.data[0].astype(np.float64), None, None, span,
+                        request)
+    high = block_reduce(row_plane, region, (1, width), "max", cancelled=ctx.is_cancelled, **kw)
+    low = block_reduce(row_plane, region, (1, width), "min", cancelled=ctx.is_cancelled, **kw)
+    x = high.col_edges[:-1].astype(np.float64)
+    return LineData(x, None, low.data[0].astype(np.float64), high.data[0].astype(np.float64), span, request)
+
+
+def exact_block(plane, region: tuple[int, int, int, int], *, dtype_name: str | None = None,
+                complex_mode: str = "magnitude") -> np.ndarray:
+    """The presented values of a region (for CSV / .npy export of small slices and cursor read-outs)."""
+    r0, r1, c0, c1 = region
+    return block_reduce(plane, region, (max(1, r1 - r0), max(1, c1 - c0)), "max", dtype_name=dtype_name,
+                        complex_mode=complex_mode).data
+
+
+def pixel_index(edges: np.ndarray, position: float) -> int | None:
+    """Index of the block of ``edges`` holding source coordinate ``position`` (None outside)."""
+    if position < edges[0] or position >= edges[-1]:
+        return None
+    return int(np.searchsorted(edges, position, side="right")) - 1
+
+
+def screen_edges(start: int, stop: int, bins: int) -> np.ndarray:
+    return block_edges(start, stop, bins)
+
+
+STRIP_BYTES = reducing.STRIP_BYTES

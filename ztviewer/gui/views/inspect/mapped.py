@@ -1,0 +1,114 @@
+"""Reading a memory-mapped plane without keeping it resident.
+
+A block reduction reads every element of a plane once. Through a memory map those pages would stay in the
+process's resident set (they count in RSS / VmHWM although the page cache could drop them), so showing a
+1 GiB tensor would look like 1 GiB of memory. :class:`ReleasingPlane` wraps a plane view of a read-only file
+map and, each time the next strip is requested, tells the kernel that the previous strip's pages are no longer
+needed (``madvise(MADV_DONTNEED)``: for a read-only shared file mapping the pages simply leave this process;
+the file's data stays in the page cache and is faulted back in if read again). Linux only; elsewhere and for
+data not backed by a file map it is a transparent pass-through.
+"""
+from __future__ import annotations
+
+import ctypes
+import mmap
+import sys
+
+import numpy as np
+
+_MADV_DONTNEED = 4
+_PAGE = mmap.PAGESIZE
+#: largest address range of the map one request may make resident at once.
+SPAN = 32 << 20
+_libc = None
+if sys.platform.startswith("linux"):
+    try:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        _libc.madvise.restype = ctypes.c_int
+    except (OSError, AttributeError):
+        _libc = None
+
+
+def file_mapped(array: np.ndarray) -> bool:
+    """Whether ``array``'s memory is a view of an ``mmap.mmap`` (never true for decoded buffers)."""
+    root = array
+    while isinstance(root, np.ndarray) and root.base is not None:
+        root = root.base
+    if isinstance(root, memoryview):
+        root = root.obj
+    return isinstance(root, mmap.mmap)
+
+
+def release(view: np.ndarray) -> None:
+    """Drop the whole pages under ``view`` from this process's resident set. Does nothing unless ``view`` is a
+    view of a file map: on anonymous memory ``MADV_DONTNEED`` would discard the data itself."""
+    if _libc is None or view.size == 0 or not file_mapped(view):
+        return
+    low, high = _bounds(view)
+    start = -(-low // _PAGE) * _PAGE  # only pages entirely inside the view
+    stop = high // _PAGE * _PAGE
+    if stop > start:
+        _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), _MADV_DONTNEED)
+
+
+class ReleasingPlane:
+    """A 2-D plane of a file map whose previously read strip is released when the next one is read.
+
+    A request spanning more than :data:`SPAN` bytes of the map (a strided preview gathers every ``s``-th row
+    of the whole plane) is gathered in pieces along its slowest axis, each piece released once copied: the
+    kernel may map whole huge pages around every touched element, so reading even one row in 25 could
+    otherwise make the whole file resident.
+    """
+
+    def __init__(self, plane: np.ndarray) -> None:
+        self.plane = plane
+        self.shape, self.dtype, self.ndim = plane.shape, plane.dtype, 2
+        self._last: np.ndarray | None = None
+
+    def __getitem__(self, key):
+        self.release()
+        view = self.plane[key]
+        if view.ndim != 2 or view.size == 0:
+            self._last = view
+            return view
+        low, high = _bounds(view)
+        if high - low <= SPAN:
+            self._last = view
+            return view
+        return _gather(view)
+
+    def release(self) -> None:
+        if self._last is not None:
+            release(self._last)
+            self._last = None
+
+
+def _bounds(view: np.ndarray) -> tuple[int, int]:
+    return np.byte_bounds(view) if hasattr(np, "byte_bounds") else np.lib.array_utils.byte_bounds(view)
+
+
+def _gather(view: np.ndarray) -> np.ndarray:
+    """A copy of ``view`` read in pieces of at most about :data:`SPAN` bytes of address range."""
+    axis = int(np.argmax(np.abs(view.strides)))
+    step = max(1, SPAN // max(1, abs(view.strides[axis])))
+    out = np.empty(view.shape, view.dtype)
+    index = [slice(None), slice(None)]
+    for start in range(0, view.shape[axis], step):
+        index[axis] = slice(start, start + step)
+        part = view[tuple(index)]
+        out[tuple(index)] = part
+        release(part)
+    return out
+
+
+def releasing(plane):
+    """``plane`` wrapped in :class:`ReleasingPlane` when it is a view of a file map, else ``plane`` itself."""
+    if isinstance(plane, np.ndarray) and plane.ndim == 2 and file_mapped(plane) and _libc is not None:
+        return ReleasingPlane(plane)
+    return plane
+
+
+def done_with(plane) -> None:
+    if isinstance(plane, ReleasingPlane):
+        plane.release()

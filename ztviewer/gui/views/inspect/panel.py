@@ -1,0 +1,210 @@
+"""The Inspect area: the right view for the selected tensor, its statistics, and the whole-file table.
+
+dense → heatmap (or line plot), sparse_csr / sparse_coo → spy plot, tensor_train → TT browser, layouts ztviewer
+shows structurally only → a message saying so. zstd data is decoded on a worker (with progress) into the
+shared, byte-bounded cache before it is shown.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QProgressBar, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+
+from ztviewer.codec.model import Component, Tensor, TensorFile
+
+from ...formatting import human_bytes, shape_text
+from .cache import DecodedCache, shared_cache
+from .data import describe_error, expected_nbytes, load_dense, load_sparse, load_tt, presentations, view_kind
+from .file_stats import FileStatsView
+from .heatmap import HeatmapView
+from .runner import JobSlot
+from .sparse_view import SparseView
+from .spy_sources import DensePlaneSource
+from .stats_view import StatsView
+from .tt_view import TTView
+
+
+class InspectPanel(QWidget):
+    """Tabs "View", "Statistics" and "File statistics" for the file and tensor given by :meth:`show_item`.
+
+    ``tensor_activated(Tensor)`` asks the owner to select a tensor (double-click in the file table);
+    ``message(str)`` is for the status bar.
+    """
+
+    tensor_activated = Signal(object)
+    message = Signal(str)
+
+    def __init__(self, pool=None, cache: DecodedCache | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspectPanel")
+        self.cache = cache if cache is not None else shared_cache()
+        self.tensor_file: TensorFile | None = None
+        self.tensor: Tensor | None = None
+        self.dtype_name: str | None = None
+        self.heatmap = HeatmapView(pool)
+        self.sparse = SparseView(pool)
+        self.tt = TTView(pool)
+        self.note = QLabel()
+        self.note.setObjectName("inspectNote")
+        self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.note.setWordWrap(True)
+        self.loading = QWidget()
+        self.loading_label = QLabel()
+        self.loading_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.loading_bar = QProgressBar()
+        self.loading_bar.setMaximumWidth(360)
+        box = QVBoxLayout(self.loading)
+        box.addStretch(1)
+        box.addWidget(self.loading_label)
+        box.addWidget(self.loading_bar, 0, Qt.AlignmentFlag.AlignHCenter)
+        box.addStretch(1)
+        self.stack = QStackedWidget()
+        for widget in (self.note, self.loading, self.heatmap, self.sparse, self.tt):
+            self.stack.addWidget(widget)
+        self.stats = StatsView(pool, self.cache)
+        self.file_stats = FileStatsView(pool)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("inspectTabs")
+        self.tabs.addTab(self.stack, "View")
+        self.tabs.addTab(self.stats, "Statistics")
+        self.tabs.addTab(self.file_stats, "File statistics")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+        self.loader = JobSlot(pool, self)
+        self.loader.progress.connect(self._loading_progress)
+        self._stats_for: tuple | None = None
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self.file_stats.tensor_activated.connect(self.tensor_activated)
+        self.heatmap.view_as_sparse.connect(self.view_as_sparse)
+        self.heatmap.presentation_changed.connect(self._presentation_changed)
+        self.sparse.back.connect(lambda: self.stack.setCurrentWidget(self.heatmap))
+        for view in (self.heatmap, self.sparse, self.tt):
+            view.message.connect(self.message)
+        self.show_note("Select a tensor to inspect its values.")
+
+    # -- input ---------------------------------------------------------------------------------------------
+    def set_file(self, tensor_file: TensorFile | None) -> None:
+        if tensor_file is self.tensor_file:
+            return
+        self.tensor_file = tensor_file
+        self.tensor = None
+        self.file_stats.set_file(tensor_file, start=self.tabs.currentWidget() is self.file_stats)
+        self.show_note("Select a tensor to inspect its values.")
+        self.stats.clear()
+
+    def show_item(self, item, tensor: Tensor | None = None) -> None:
+        """Show a tree item: a Tensor (or its Component's tensor, passed as ``tensor``); anything else clears."""
+        if isinstance(item, Component) and tensor is not None:
+            item = tensor
+        if not isinstance(item, Tensor):
+            self.tensor = None
+            self.loader.cancel()
+            self.show_note("Select a tensor to inspect its values.")
+            self.stats.clear()
+            return
+        if item is self.tensor:
+            return
+        self.show_tensor(item)
+
+    def show_tensor(self, tensor: Tensor, dtype_name: str | None = None) -> None:
+        tf = self.tensor_file
+        if tf is None:
+            return
+        self.tensor = tensor
+        choices = presentations(tensor)
+        self.dtype_name = dtype_name or choices[0]
+        self.loader.cancel()
+        kind = view_kind(tensor)
+        title = f"{tensor.name}  ·  {self.dtype_name}  ·  {shape_text(tensor.shape)}  ·  {tensor.layout}"
+        try:
+            if kind == "dense":
+                self._show_dense(tf, tensor, choices)
+            elif kind == "sparse":
+                self.stack.setCurrentWidget(self.sparse)
+                coo = tuple(tensor.shape) if tensor.layout == "sparse_coo" else None
+                cache = self.cache
+                self.sparse.set_sparse(title, lambda ctx: load_sparse(tf, tensor, cache=cache,
+                                                                      cancelled=ctx.is_cancelled), coo)
+            elif kind == "tt":
+                self.tt.set_data(load_tt(tf, tensor), tensor.name)
+                self.stack.setCurrentWidget(self.tt)
+            else:
+                self.show_note(f"<b>{tensor.name}</b> has the layout <b>{tensor.layout_spelling or tensor.layout}</b>, "
+                               "which ztviewer shows structurally only (see its components in the tree and the "
+                               "hex view); its values cannot be decoded.")
+        except Exception as exc:  # a damaged tensor: say why, never a traceback
+            self.show_note(f"Cannot show <b>{tensor.name}</b>: {describe_error(exc)}")
+        self._stats_for = None
+        self._tab_changed()
+
+    def _show_dense(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
+        dtype_name, cache = self.dtype_name, self.cache
+        component = tensor.components["data"]
+        if component.encoding == "raw" or (tf.path, tensor.index, "dense") in cache:
+            self._dense_ready(load_dense(tf, tensor, dtype_name, cache=cache), tensor, choices)
+            return
+        size = expected_nbytes(tensor)
+        self.loading_label.setText(f"Decoding {tensor.name} ({component.encoding}, "
+                                   f"{human_bytes(size) if size else 'size unknown'})…")
+        self.loading_bar.setRange(0, 0)
+        self.stack.setCurrentWidget(self.loading)
+        self.loader.start(lambda ctx: load_dense(tf, tensor, dtype_name, cache=cache, cancelled=ctx.is_cancelled,
+                                                 progress=ctx.report_progress),
+                          lambda data: self._dense_ready(data, tensor, choices),
+                          failed=lambda text: self.show_note(f"Cannot decode <b>{tensor.name}</b>: {text}"))
+
+    def _dense_ready(self, data, tensor: Tensor, choices: list[str]) -> None:
+        if tensor is not self.tensor:
+            return
+        self.stack.setCurrentWidget(self.heatmap)
+        self.heatmap.set_data(data, tensor.name, choices)
+        self.heatmap.controls.present_as.blockSignals(True)
+        self.heatmap.controls.present_as.setCurrentText(data.dtype_name)
+        self.heatmap.controls.present_as.blockSignals(False)
+
+    def view_as_sparse(self) -> None:
+        plane = self.heatmap.plane()
+        if plane is None or self.heatmap.data is None:
+            return
+        axes = self.heatmap.axes.axes()
+        title = f"{self.heatmap.name} as sparse (exact zeros are structural) · axes {axes[0]} × {axes[1]}"
+        self.sparse.set_dense_plane(title, DensePlaneSource(plane, self.heatmap.data.dtype_name))
+        self.stack.setCurrentWidget(self.sparse)
+
+    def _presentation_changed(self, dtype_name: str) -> None:
+        if self.tensor is not None and dtype_name and dtype_name != self.dtype_name:
+            self.show_tensor(self.tensor, dtype_name)
+
+    def show_note(self, html: str) -> None:
+        self.heatmap.shutdown_jobs()
+        self.note.setText(html)
+        self.stack.setCurrentWidget(self.note)
+
+    def _loading_progress(self, done, total) -> None:
+        if total:
+            self.loading_bar.setRange(0, 1000)
+            self.loading_bar.setValue(int(1000 * done / total))
+
+    # -- lazily computed tabs ------------------------------------------------------------------------------
+    def _tab_changed(self, *args) -> None:
+        current = self.tabs.currentWidget()
+        if current is self.file_stats and not self.file_stats.started:
+            self.file_stats.start()
+        if current is self.stats:
+            key = (id(self.tensor), self.dtype_name)
+            if self.tensor is None:
+                self.stats.clear("Select a tensor to see its statistics.")
+            elif key != self._stats_for:
+                self._stats_for = key
+                if view_kind(self.tensor) == "structural":
+                    self.stats.clear(f"{self.tensor.name}: no values to summarise (layout {self.tensor.layout})")
+                else:
+                    self.stats.set_tensor(self.tensor_file, self.tensor, self.dtype_name)
+
+    def shutdown(self) -> None:
+        """Stop every job and forget the file's decoded data (its tab is closing)."""
+        self.loader.shutdown()
+        for view in (self.heatmap, self.sparse, self.tt, self.stats, self.file_stats):
+            view.shutdown()
+        if self.tensor_file is not None:
+            self.cache.drop_file(self.tensor_file.path)
