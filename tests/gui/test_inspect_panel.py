@@ -148,14 +148,13 @@ def test_mapped_data_costs_nothing_and_is_released_safely(tmp_path):
 def test_file_view_has_an_inspect_tab(qtbot, file_view):
     from ztviewer.gui.views.inspect import InspectPanel
 
-    panel = file_view.findChild(InspectPanel)
-    if panel is None:
-        pytest.skip("the Inspect tab is not wired into FileView in this tree")
-    tabs = file_view.inspect_tabs
+    page, tabs = file_view.inspect, file_view.inspect_tabs
     tensor = file_view.tensor_file.tensors[0]
     file_view.select_item(tensor)
-    assert panel.tensor is None  # the hex view is in front: nothing is computed for the panel
-    tabs.setCurrentWidget(panel)
+    assert file_view.findChild(InspectPanel) is None  # built lazily: nothing exists until Inspect is shown
+    tabs.setCurrentWidget(page)
+    panel = file_view.findChild(InspectPanel)
+    assert panel is page.panel
     assert panel.tensor is tensor
     other = file_view.tensor_file.tensors[1]
     file_view.select_item(other)

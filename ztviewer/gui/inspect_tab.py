@@ -2,7 +2,7 @@
 the right of the tensor tree, fed by the tree's current item."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QBoxLayout, QTabWidget, QWidget
+from PySide6.QtWidgets import QBoxLayout, QTabWidget, QVBoxLayout, QWidget
 
 from ztviewer.codec.model import Tensor
 
@@ -11,22 +11,53 @@ from .views.inspect import InspectPanel
 INSPECT_SHARE = 0.6  # the right side gets at least this share of the width when Inspect is chosen
 
 
-def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> InspectPanel:
-    """Put ``bytes_widget`` (the hex view) and a new :class:`InspectPanel` in tabs added to ``layout``.
+class LazyInspectPage(QWidget):
+    """The Inspect tab's page. The real :class:`InspectPanel` (a dozen pyqtgraph plots) is built the first
+    time it is needed, so opening a file costs nothing for views nobody looked at. Attribute access is
+    forwarded to the panel (building it)."""
+
+    def __init__(self, view) -> None:
+        super().__init__()
+        self._view = view
+        self._panel: InspectPanel | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+    @property
+    def panel(self) -> InspectPanel:
+        if self._panel is None:
+            panel = self._panel = InspectPanel()
+            self.layout().addWidget(panel)
+            panel.set_file(self._view.tensor_file)
+            panel.tensor_activated.connect(lambda tensor: self._view.select_item(tensor, scroll_hex=False))
+            panel.message.connect(self._view.status_message)
+        return self._panel
+
+    def shutdown(self) -> None:
+        if self._panel is not None:
+            self._panel.shutdown()
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.panel, name)
+
+
+def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> LazyInspectPage:
+    """Put ``bytes_widget`` (the hex view) and a (lazily built) :class:`InspectPanel` in tabs added to ``layout``.
 
     The panel follows ``view.selection_changed`` (lazily: only while its tab is in front); double-clicking a
     tensor in the file statistics selects it
     in the tree; the panel's messages go to ``view.status_message``. Call ``panel.shutdown()`` when the view
     closes.
     """
-    panel = InspectPanel()
+    page = LazyInspectPage(view)
     tabs = QTabWidget()
     tabs.setObjectName("bytesInspectTabs")
     tabs.setDocumentMode(True)
     tabs.addTab(bytes_widget, "Bytes")
-    tabs.addTab(panel, "Inspect")
+    tabs.addTab(page, "Inspect")
     layout.addWidget(tabs, 1)
-    panel.set_file(view.tensor_file)
     view.inspect_tabs = tabs
 
     pending: list = []
@@ -37,14 +68,14 @@ def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> InspectP
         if tree is not None and not isinstance(item, Tensor):
             tensor = view.tree_model.tensor_of(view.proxy.mapToSource(tree.currentIndex()))
         pending[:] = [(item, tensor)]
-        if tabs.currentWidget() is panel:  # nothing is read or computed while the hex view is in front
-            panel.show_item(*pending.pop())
+        if tabs.currentWidget() is page:  # nothing is read or computed while the hex view is in front
+            page.panel.show_item(*pending.pop())
 
     def widen(index: int) -> None:
-        if tabs.widget(index) is panel and pending:
-            panel.show_item(*pending.pop())
+        if tabs.widget(index) is page and pending:
+            page.panel.show_item(*pending.pop())
         splitter = getattr(view, "splitter", None)
-        if tabs.widget(index) is not panel or splitter is None:
+        if tabs.widget(index) is not page or splitter is None:
             return
         sizes = splitter.sizes()
         total = sum(sizes)
@@ -54,6 +85,4 @@ def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> InspectP
 
     view.selection_changed.connect(follow)
     tabs.currentChanged.connect(widen)
-    panel.tensor_activated.connect(lambda tensor: view.select_item(tensor, scroll_hex=False))
-    panel.message.connect(view.status_message)
-    return panel
+    return page
