@@ -242,3 +242,17 @@ def building_many() -> Iterator[None]:
             gc.unfreeze()
     finally:
         gc.enable()
+
+
+def direct_construction_allowed() -> bool:
+    """Whether fast readers may build Tensor / Component objects by setting their slots directly (skipping
+    the dataclass ``__init__``): only while the model has exactly the fields those builders set."""
+    from dataclasses import fields
+
+    tensor = tuple(f.name for f in fields(Tensor))
+    component = tuple(f.name for f in fields(Component))
+    return (tensor == ("name", "dtype", "shape", "layout", "components", "attributes", "layout_spelling",
+                       "problems", "index", "extra")
+            and component == ("role", "offset", "length", "encoding", "digest", "dtype", "byte_order",
+                              "uncompressed_length", "extra")
+            and not hasattr(Tensor, "__post_init__") and not hasattr(Component, "__post_init__"))

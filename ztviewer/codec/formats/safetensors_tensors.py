@@ -12,12 +12,12 @@ carries the absolute file offset (``base + begin`` with ``base = 8 + header leng
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Callable, Sequence
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
-from ..model import Component, Problem, Tensor, error, warning
+from ..model import Component, Problem, Tensor, direct_construction_allowed, error, warning
 
 U64_MAX = (1 << 64) - 1
 ENTRY_KEYS = ("dtype", "shape", "data_offsets")
@@ -147,18 +147,9 @@ def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int) -> lis
     return tensors if covered == buffer_len else None
 
 
-def _fast_build_matches_model() -> bool:
-    """fast_tensors sets every field itself: use it only while the model has exactly these fields."""
-    tensor = tuple(f.name for f in fields(Tensor))
-    component = tuple(f.name for f in fields(Component))
-    return (tensor == ("name", "dtype", "shape", "layout", "components", "attributes", "layout_spelling",
-                       "problems", "index", "extra")
-            and component == ("role", "offset", "length", "encoding", "digest", "dtype", "byte_order",
-                              "uncompressed_length", "extra")
-            and not hasattr(Tensor, "__post_init__") and not hasattr(Component, "__post_init__"))
 
 
-_FAST_BUILD = _fast_build_matches_model()
+_FAST_BUILD = direct_construction_allowed()
 
 
 # ----------------------------------------------------------------------------------------- checked path

@@ -9,11 +9,10 @@ a problem, and builds the same objects (a property test holds the two together).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import fields
 from typing import Any
 
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
-from ..model import Component, Tensor
+from ..model import Component, Tensor, direct_construction_allowed
 from .zt_fields import ENCODINGS, digest_problem, is_u64
 
 #: (index, name, entry) → the tensor the layout's full reader builds; ``None`` in single-entry probes.
@@ -158,18 +157,9 @@ def _tensor(index: int, name: str, dtype: str, shape: list[int], offset: int, le
     return Tensor(name, dtype, tuple(shape), "dense", {"data": component}, {}, "dense", [], index, {})
 
 
-def _direct_build_matches_model() -> bool:
-    """The loops set every field themselves: do so only while the model has exactly these fields."""
-    tensor = tuple(f.name for f in fields(Tensor))
-    component = tuple(f.name for f in fields(Component))
-    return (tensor == ("name", "dtype", "shape", "layout", "components", "attributes", "layout_spelling",
-                       "problems", "index", "extra")
-            and component == ("role", "offset", "length", "encoding", "digest", "dtype", "byte_order",
-                              "uncompressed_length", "extra")
-            and not hasattr(Tensor, "__post_init__") and not hasattr(Component, "__post_init__"))
 
 
-_DIRECT = _direct_build_matches_model()
+_DIRECT = direct_construction_allowed()
 
 
 def _none(index: int, name: Any, entry: Any) -> None:

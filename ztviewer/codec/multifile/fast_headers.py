@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import fields
 from itertools import accumulate, chain, count, repeat
 from operator import add, itemgetter, le, mul, sub
 from typing import Any
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
-from ..model import Component, Tensor
+from ..model import Component, Tensor, direct_construction_allowed
 
 METADATA_KEY = "__metadata__"
 U64_MAX = (1 << 64) - 1
@@ -182,15 +181,6 @@ def _build_direct(names: list[str], dtypes: list[str], shapes: list[tuple[int, .
     return tensors
 
 
-def _direct_build_matches_model() -> bool:
-    """Use the direct builder only while the model has exactly the fields it sets."""
-    tensor = tuple(f.name for f in fields(Tensor))
-    component = tuple(f.name for f in fields(Component))
-    return (tensor == ("name", "dtype", "shape", "layout", "components", "attributes", "layout_spelling",
-                       "problems", "index", "extra")
-            and component == ("role", "offset", "length", "encoding", "digest", "dtype", "byte_order",
-                              "uncompressed_length", "extra")
-            and not hasattr(Tensor, "__post_init__") and not hasattr(Component, "__post_init__"))
 
 
-_build = _build_direct if _direct_build_matches_model() else _build_plain
+_build = _build_direct if direct_construction_allowed() else _build_plain
