@@ -85,7 +85,7 @@ def _verify_stall(tmpdir: Path, quick: bool) -> list[dict[str, Any]]:
         clock.start()
 
         def probe() -> None:
-            now = clock.elapsed()
+            now = clock.nsecsElapsed()
             worst[0] = max(worst[0], now - last[0])
             last[0] = now
 
@@ -97,10 +97,11 @@ def _verify_stall(tmpdir: Path, quick: bool) -> list[dict[str, Any]]:
         start = time.perf_counter()
         task.start(QThreadPool.globalInstance())
         loop.exec()
+        probe()  # the gap up to the end counts too
         seconds = time.perf_counter() - start
         timer.stop()
         rows.append(result(f"longest GUI stall while verifying {big.nbytes / 2**30:.3g} GiB ({algorithm})",
-                           worst[0] / 1000, 0.050, "<= 1.0",
+                           worst[0] / 1e9, 0.050, "<= 1.0",
                            note=f"5 ms QTimer probe; verify took {seconds:.2f} s; reference = the 50 ms budget"))
     tf.close()
     app.processEvents()
