@@ -81,10 +81,15 @@ class Source:
 
     def close(self) -> None:
         """Release the map. Views still held elsewhere (numpy arrays) keep it alive until collected."""
-        try:
-            self._buffer.release()
-        except BufferError:
-            pass
+        self._unmap()
+
+    def _unmap(self) -> None:
+        """Release the buffer, the map and the file; views still held elsewhere keep the old map alive."""
+        if self._buffer is not None:
+            try:
+                self._buffer.release()
+            except BufferError:
+                pass
         if self._map is not None:
             try:
                 self._map.close()

@@ -116,21 +116,8 @@ class ShardSource(Source):
 
     def park(self) -> None:
         """Close the map and the file; views still held elsewhere keep the old map alive until collected."""
-        if self._buffer is not None:
-            try:
-                self._buffer.release()
-            except BufferError:
-                pass
-            self._buffer = None
-        if self._map is not None:
-            try:
-                self._map.close()
-            except BufferError:
-                pass
-            self._map = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._unmap()
+        self._buffer = None
 
     @property
     def prefix(self) -> bytes:
