@@ -53,6 +53,9 @@ def test_selecting_a_tensor_shows_its_shard_bytes(qtbot, window, sharded):
     assert view.hex_view.selection() == (component.offset, component.length)
     value = np.frombuffer(shard_source.window(component.offset, 4), np.float32)[0]
     assert value == 21.0
+    assert window.inspector.source is shard_source
+    kinds = {segment.kind for segment in view.layout_map.segments}
+    assert "header" in kinds and "gap" not in kinds
 
 
 def test_missing_shard_is_a_problem_in_the_window(qtbot, window, sharded):

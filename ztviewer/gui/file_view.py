@@ -5,7 +5,7 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QThreadPool, QTimer
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSplitter,
                                QStyledItemDelegate, QToolButton, QTreeView, QVBoxLayout, QWidget)
 
-from ztviewer.codec import Component, Problem, Tensor, TensorFile
+from ztviewer.codec import Component, Problem, Region, Tensor, TensorFile
 from ztviewer.codec.digest import components_with_digests
 from ztviewer.workers.tasks import OpenedFile
 
@@ -187,6 +187,11 @@ class FileView(QWidget):
             self.file_map.clear_selection()
         self.selection_changed.emit(item)
 
+    @property
+    def shown_source(self):
+        """The source the hex view shows: the file's own, or the current shard's in a multi-file set."""
+        return self._shown_source
+
     def _show_shard_of(self, tensor: Tensor) -> None:
         """In a multi-file set, point the hex view and file map at the shard holding ``tensor``."""
         source = self.tensor_file.source_for(tensor)
@@ -195,7 +200,11 @@ class FileView(QWidget):
         layout = self._shard_layouts.get(id(source))
         if layout is None:
             shard_tensors = [t for t in self.tensor_file.tensors if t.extra.get("source") is source]
-            shard = TensorFile(path=source.path, format="safetensors", tensors=shard_tensors, source=source)
+            header = int.from_bytes(source.head(8), "little") if source.size >= 8 else 0
+            regions = [Region("header-length", 0, min(8, source.size), "header length"),
+                       Region("header", 8, max(0, min(header, source.size - 8)), "JSON header")]
+            shard = TensorFile(path=source.path, format="safetensors", tensors=shard_tensors, source=source,
+                               regions=regions)
             layout = self._shard_layouts[id(source)] = build_layout(shard)
         self._shown_source = source
         self.hex_view.set_source(source, layout)

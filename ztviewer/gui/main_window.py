@@ -313,7 +313,7 @@ class MainWindow(QMainWindow):
     def _on_tab_changed(self, *args) -> None:
         view = self.current_view()
         self.problems_panel.set_model(view.problems_model if view else None)
-        self.inspector.set_source(view.tensor_file.source if view else None)
+        self.inspector.set_source(view.shown_source if view else None)
         if view is not None:
             self.inspector.set_offset(view.hex_view.cursor_offset())
             self.actions_.group.setChecked(view.tree_model.grouped)
@@ -354,6 +354,8 @@ class MainWindow(QMainWindow):
             self.actions_.group.setChecked(grouped)
 
     def _on_cursor_moved(self, view: FileView, offset: int) -> None:
+        if view is self.current_view() and self.inspector.source is not view.shown_source:
+            self.inspector.set_source(view.shown_source)  # a multi-file set moved to another shard
         if view is self.current_view():
             self.inspector.set_offset(offset)
 

@@ -75,6 +75,10 @@ class DataInspector(QWidget):
         layout.addWidget(self.table)
         self.refresh()
 
+    @property
+    def source(self) -> Source | None:
+        return self._source
+
     def set_source(self, source: Source | None) -> None:
         self._source, self._offset = source, 0
         self.refresh()
