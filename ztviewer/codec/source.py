@@ -7,10 +7,14 @@ from typing import BinaryIO
 
 from .errors import OutOfBounds
 
+PREAD_LIMIT = 16 << 20  # larger reads go through the map
+
 
 class Source:
     """A file's bytes, mapped read-only. Every slice is checked against the file size.
 
+    Headers and footers are read with ``os.pread``; the map is created on first access to data (a view, the
+    buffer, or a read larger than :data:`PREAD_LIMIT`), so opening a huge file costs the same as a tiny one.
     A zero-byte file cannot be mapped; it is represented by an empty buffer.
     ``Source.from_bytes`` wraps in-memory data the same way (tests, fuzzing).
     """
@@ -20,15 +24,11 @@ class Source:
         self._file: BinaryIO | None = open(self.path, "rb")
         try:
             self.size = os.fstat(self._file.fileno()).st_size
-            if self.size:
-                self._map: mmap.mmap | None = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-                self._buffer = memoryview(self._map)
-            else:
-                self._map = None
-                self._buffer = memoryview(b"")
         except BaseException:
             self._file.close()
             raise
+        self._map: mmap.mmap | None = None
+        self._buffer: memoryview | None = None if self.size else memoryview(b"")
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray, path: str = "<memory>") -> "Source":
@@ -39,6 +39,26 @@ class Source:
         self.size = len(data)
         self._buffer = memoryview(bytes(data))
         return self
+
+    def _mapped(self) -> memoryview:
+        if self._buffer is None:
+            if self._file is None:
+                raise ValueError(f"{self.path} is closed")
+            self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            self._buffer = memoryview(self._map)
+        return self._buffer
+
+    def _pread(self, offset: int, length: int) -> bytes | None:
+        """``length`` bytes at ``offset`` without mapping, or ``None`` when the map should serve them."""
+        if self._buffer is not None or self._file is None or length > PREAD_LIMIT:
+            return None
+        data = os.pread(self._file.fileno(), length, offset)
+        while len(data) < length:  # a short read: the file shrank, or the kernel split the request
+            more = os.pread(self._file.fileno(), length - len(data), offset + len(data))
+            if not more:
+                break
+            data += more
+        return data
 
     def check_range(self, offset: int, length: int, what: str = "range", **where: object) -> None:
         """Raise :class:`OutOfBounds` unless ``[offset, offset+length)`` lies inside the file."""
@@ -54,21 +74,27 @@ class Source:
     def view(self, offset: int, length: int, what: str = "range", **where: object) -> memoryview:
         """A zero-copy view of ``length`` bytes at ``offset``."""
         self.check_range(offset, length, what, **where)
-        return self._buffer[offset:offset + length]
+        return self._mapped()[offset:offset + length]
 
     def read(self, offset: int, length: int, what: str = "range", **where: object) -> bytes:
-        return bytes(self.view(offset, length, what, **where))
+        """A copy of ``length`` bytes at ``offset`` (read without mapping the file when small)."""
+        self.check_range(offset, length, what, **where)
+        data = self._pread(offset, length)
+        return data if data is not None else bytes(self.view(offset, length, what, **where))
 
     def head(self, n: int) -> bytes:
-        return bytes(self._buffer[:n])
+        return self.window(0, n)
 
     def tail(self, n: int) -> bytes:
-        return bytes(self._buffer[max(0, self.size - n):])
+        start = max(0, self.size - n)
+        return self.window(start, self.size - start)
 
     def window(self, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``offset``, clipped at EOF (for hex views)."""
         offset = max(0, min(offset, self.size))
-        return bytes(self._buffer[offset:min(self.size, offset + max(0, length))])
+        length = min(self.size, offset + max(0, length)) - offset
+        data = self._pread(offset, length)
+        return data if data is not None else bytes(self._mapped()[offset:offset + length])
 
     def fileno(self) -> int | None:
         """The OS file descriptor of the mapped file (``None`` for in-memory sources); lets writers copy
@@ -77,7 +103,7 @@ class Source:
 
     @property
     def buffer(self) -> memoryview:
-        return self._buffer
+        return self._mapped()
 
     def close(self) -> None:
         """Release the map. Views still held elsewhere (numpy arrays) keep it alive until collected."""

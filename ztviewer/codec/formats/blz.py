@@ -92,7 +92,7 @@ def _u64s(source: Source, offset: int, count: int, what: str) -> tuple[int, ...]
         raise TruncatedFile(f"the file ends at byte {source.size}, inside the {what} field "
                             f"({count} × u64 at bytes [{offset}, {end}))", offset=offset,
                             rule=f"the header holds {what}")
-    return struct.unpack_from(f"<{count}Q", source.view(offset, 8 * count, what))
+    return struct.unpack_from(f"<{count}Q", source.read(offset, 8 * count, what))
 
 
 def _check_ranks(tensor: Tensor, ranks: tuple[int, ...], offset: int) -> None:

@@ -137,7 +137,7 @@ def _header_length(source: Source) -> int:
 
 def _header_text(source: Source, n: int) -> str:
     try:
-        return str(source.view(8, n, "header"), "utf-8")
+        return str(source.read(8, n, "header"), "utf-8")
     except UnicodeDecodeError as exc:
         raise ManifestDecodeError(f"the header is not valid UTF-8: {exc.reason} at byte {8 + exc.start}",
                                   offset=8 + exc.start, rule=RULE_JSON) from None

@@ -98,7 +98,7 @@ def _sized(source: Source, layout: str, size_at: int, regions: tuple[Region, ...
 def decode_manifest(source: Source, loc: ManifestLocation) -> tuple[Any, list[Problem]]:
     """Decode the CBOR manifest with a nesting guard; any failure is a fatal :class:`ManifestDecodeError`."""
     problems: list[Problem] = []
-    data = source.view(loc.offset, loc.size, "manifest")
+    data = source.read(loc.offset, loc.size, "manifest")
     try:
         root, used = _decode(data, allow_duplicate_keys=False)
     except _DECODE_FAILURES:

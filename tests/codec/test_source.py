@@ -1,0 +1,55 @@
+"""The source reads headers without mapping the file; data access maps it; bounds are always checked."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import safetensors.numpy
+
+from ztviewer.codec import open_file
+from ztviewer.codec.decode import dense_array
+from ztviewer.codec.errors import OutOfBounds
+from ztviewer.codec.source import PREAD_LIMIT, Source
+
+
+def test_opening_reads_the_header_without_mapping(tmp_path):
+    path = tmp_path / "w.safetensors"
+    safetensors.numpy.save_file({"w": np.arange(1000, dtype=np.float32)}, str(path))
+    tf = open_file(path)
+    assert tf.readable and tf.source._map is None
+    assert np.array_equal(dense_array(tf, tf.tensor("w")), np.arange(1000, dtype=np.float32))
+    assert tf.source._map is not None  # data access maps the file
+    tf.close()
+
+
+def test_reads_match_the_file_mapped_or_not(tmp_path):
+    data = bytes(range(256)) * 40
+    path = tmp_path / "b.bin"
+    path.write_bytes(data)
+    source = Source(path)
+    assert source.head(10) == data[:10] and source.tail(5) == data[-5:] and source.read(300, 20) == data[300:320]
+    assert source.window(len(data) - 3, 100) == data[-3:]
+    assert source._map is None
+    assert bytes(source.view(100, 50)) == data[100:150] and source._map is not None
+    assert source.read(300, 20) == data[300:320]
+    with pytest.raises(OutOfBounds):
+        source.read(len(data) - 2, 3)
+    source.close()
+    with pytest.raises(ValueError):
+        source.view(0, 1)
+
+
+def test_large_reads_go_through_the_map(tmp_path):
+    path = tmp_path / "big.bin"
+    path.write_bytes(b"\x01" * (PREAD_LIMIT + 1))
+    source = Source(path)
+    assert source.read(0, PREAD_LIMIT + 1) == b"\x01" * (PREAD_LIMIT + 1)
+    assert source._map is not None
+    source.close()
+
+
+def test_empty_file_is_an_empty_source(tmp_path):
+    path = tmp_path / "empty.zt"
+    path.write_bytes(b"")
+    source = Source(path)
+    assert source.size == 0 and source.head(8) == b"" and bytes(source.buffer) == b""
+    source.close()
