@@ -89,6 +89,14 @@ class ZtWriter(PhasedWriter):
         return manifest_size.to_bytes(8, "little")
 
 
+def manifest_attributes(t: PlannedTensor) -> dict[str, Any]:
+    """A tensor's attributes as the zTensor manifest stores them: a tensor train's ranks ride along."""
+    attributes = dict(t.attributes)
+    if t.ranks is not None:
+        attributes["ranks"] = list(t.ranks)
+    return attributes
+
+
 def sorted_map(mapping: dict[str, Any]) -> dict[str, Any]:
     """Keys in bytewise order (Rust ``BTreeMap<String, _>``; code-point order equals UTF-8 byte order)."""
     return {k: mapping[k] for k in sorted(mapping)}

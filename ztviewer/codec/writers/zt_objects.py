@@ -15,7 +15,7 @@ from ..dtypes import CANONICAL_TO_ZT_SHORT, ZT_LOGICAL_TYPES
 from ..errors import CodecError
 from .blobs import FileBlob
 from .plan import PlannedComponent, PlannedTensor
-from .zt_common import ZtWriter, sorted_map
+from .zt_common import ZtWriter, manifest_attributes, sorted_map
 
 #: canonical logical dtype → (storage short name, logical ``type``)
 LOGICAL = {logical: (CANONICAL_TO_ZT_SHORT[storage], type_name)
@@ -59,9 +59,7 @@ class ZtObjectsWriter(ZtWriter):
 
     def _object(self, t: PlannedTensor) -> dict[str, Any]:
         entry: dict[str, Any] = {"shape": list(t.shape), "format": t.spelling}
-        attributes = dict(t.attributes)
-        if t.ranks is not None:
-            attributes["ranks"] = list(t.ranks)
+        attributes = manifest_attributes(t)
         if attributes:
             entry["attributes"] = sorted_map(attributes)
         components = {}

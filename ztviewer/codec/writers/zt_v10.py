@@ -17,7 +17,7 @@ from typing import Any
 
 from ... import __version__
 from .plan import PlannedTensor
-from .zt_common import ZtWriter, sorted_map
+from .zt_common import ZtWriter, manifest_attributes, sorted_map
 
 GENERATOR = f"ztviewer {__version__}"
 _STANDARD = ("dense", "sparse_csr", "sparse_coo", "tensor_train")
@@ -43,9 +43,7 @@ class ZtV10Writer(ZtWriter):
 
     def _tensor(self, t: PlannedTensor) -> dict[str, Any]:
         entry: dict[str, Any] = {"dtype": t.dtype, "shape": list(t.shape), "format": t.spelling}
-        attributes = dict(t.attributes)
-        if t.ranks is not None:
-            attributes["ranks"] = list(t.ranks)
+        attributes = manifest_attributes(t)
         if attributes:
             entry["attributes"] = sorted_map(attributes)
         components = {}
