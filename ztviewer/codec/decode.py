@@ -24,13 +24,18 @@ _DEFAULT_LIMIT = 4 << 30
 CancelCheck = Callable[[], bool]
 
 
+def env_bytes(name: str, default: int) -> int:
+    """A byte count from environment variable ``name``; ``default`` when unset or not an integer."""
+    value = os.environ.get(name)
+    try:
+        return int(value) if value else default
+    except ValueError:
+        return default
+
+
 def decode_limit() -> int:
     """Largest decoded size of one compressed component (``ZTVIEWER_MAX_DECODED`` bytes, default 4 GiB)."""
-    value = os.environ.get("ZTVIEWER_MAX_DECODED")
-    try:
-        return int(value) if value else _DEFAULT_LIMIT
-    except ValueError:
-        return _DEFAULT_LIMIT
+    return env_bytes("ZTVIEWER_MAX_DECODED", _DEFAULT_LIMIT)
 
 
 def _where(tensor: Tensor, component: Component) -> dict:

@@ -7,12 +7,13 @@ Workers insert from pool threads, so every method takes a lock. No Qt here.
 from __future__ import annotations
 
 import mmap
-import os
 import threading
 from collections import OrderedDict
 from typing import Any, Hashable
 
 import numpy as np
+
+from ztviewer.codec.decode import env_bytes
 
 DEFAULT_BUDGET = 1 << 30
 MAX_ENTRIES = 256
@@ -20,11 +21,7 @@ MAX_ENTRIES = 256
 
 def default_budget() -> int:
     """Bytes the cache may hold: ``ZTVIEWER_INSPECT_CACHE`` (bytes) or 1 GiB."""
-    value = os.environ.get("ZTVIEWER_INSPECT_CACHE")
-    try:
-        return int(value) if value else DEFAULT_BUDGET
-    except ValueError:
-        return DEFAULT_BUDGET
+    return env_bytes("ZTVIEWER_INSPECT_CACHE", DEFAULT_BUDGET)
 
 
 def owned_bytes(value: Any) -> int:
