@@ -7,9 +7,11 @@ overlap rule: v0.1 places a zero-size tensor at the next blob's offset.
 """
 from __future__ import annotations
 
+from itertools import repeat
+from operator import add, le, mod
 from typing import Iterable
 
-from .model import Region, Tensor, TensorFile, error, warning
+from .model import Region, Tensor, TensorFile, error, plain_spans, warning
 from .source import Source
 
 U64_LIMIT = 1 << 64
@@ -22,6 +24,8 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
     ``reserved`` defaults to ``tf.regions``. Alignment problems are warnings; the rest are errors.
     """
     regions = [r for r in (tf.regions if reserved is None else reserved) if r.length]
+    if _plain_layout_sound(tf.tensors, regions, file_size, alignment):
+        return
     # One pass checks bounds and alignment and notices whether the components come in file order without
     # touching one another (as every writer lays them out); then only the few container regions remain
     # to be compared with the components' hull. Anything else takes the general sort-and-sweep.
@@ -48,6 +52,23 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
                                           for r in regions)):
         return
     _sweep(tf, regions, file_size)
+
+
+def _plain_layout_sound(tensors: list[Tensor], regions: list[Region], file_size: int, alignment: int | None
+                        ) -> bool:
+    """Whether untouched plain tensors (:func:`plain_spans`) are non-empty, aligned, in file order, apart from
+    one another and from the container regions: the proof, over whole columns, that there is nothing to
+    report. ``False`` only means the general pass must look."""
+    spans = plain_spans(tensors)
+    if spans is None or not tensors:
+        return False
+    offsets, lengths = spans
+    ends = list(map(add, offsets, lengths))
+    if (min(lengths) <= 0 or min(offsets) < 0 or max(ends) > file_size or not all(map(le, ends[:-1], offsets[1:]))
+            or (alignment and any(map(mod, offsets, repeat(alignment))))):
+        return False
+    start, reach = offsets[0], ends[-1]
+    return all(r.offset < r.end and (r.end <= start or r.offset >= reach) for r in regions)
 
 
 def _sweep(tf: TensorFile, regions: list[Region], file_size: int) -> None:

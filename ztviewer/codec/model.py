@@ -9,6 +9,7 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .dtypes import dtype_info
@@ -92,25 +93,99 @@ class Component:
         return self.encoding != "raw"
 
 
-@dataclass(slots=True)
 class Tensor:
     """A logical tensor: its dtype and shape, and the components that store it.
 
     ``layout`` is canonical (``dense``, ``sparse_csr``, ``sparse_coo``, ``tensor_train``, or the file's own
     string for layouts ztviewer shows structurally only); ``layout_spelling`` is what the file wrote.
     ``index`` is the position in the file's manifest, which keeps duplicate names apart.
+
+    A file may hold 100,000 tensors, most of which nobody looks at, so the containers (``components``,
+    ``attributes``, ``problems``, ``extra``) are created on first access; :func:`dense_tensor` makes a plain
+    one-component tensor that builds its ``data`` component only then. Either way a tensor reads the same.
     """
 
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    layout: str = "dense"
-    components: dict[str, Component] = field(default_factory=dict)
-    attributes: dict[str, Any] = field(default_factory=dict)
-    layout_spelling: str | None = None
-    problems: list[Problem] = field(default_factory=list)
-    index: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("name", "dtype", "shape", "layout", "layout_spelling", "index", "_components", "_attributes",
+                 "_problems", "_extra", "_data")
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __init__(self, name: str, dtype: str, shape: tuple[int, ...], layout: str = "dense",
+                 components: dict[str, Component] | None = None, attributes: dict[str, Any] | None = None,
+                 layout_spelling: str | None = None, problems: list[Problem] | None = None, index: int = 0,
+                 extra: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.layout = layout
+        self.layout_spelling = layout_spelling
+        self.index = index
+        self._components = {} if components is None else components
+        self._attributes = attributes
+        self._problems = problems
+        self._extra = extra
+        self._data = None
+
+    @property
+    def components(self) -> dict[str, Component]:
+        components = self._components
+        if components is None:
+            offset, length, encoding, digest, uncompressed, dtype = self._data
+            components = self._components = {
+                "data": Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, {})}
+        return components
+
+    @components.setter
+    def components(self, value: dict[str, Component]) -> None:
+        self._components = value
+
+    @property
+    def attributes(self) -> dict[str, Any]:
+        if self._attributes is None:
+            self._attributes = {}
+        return self._attributes
+
+    @attributes.setter
+    def attributes(self, value: dict[str, Any]) -> None:
+        self._attributes = value
+
+    @property
+    def problems(self) -> list[Problem]:
+        if self._problems is None:
+            self._problems = []
+        return self._problems
+
+    @problems.setter
+    def problems(self, value: list[Problem]) -> None:
+        self._problems = value
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        if self._extra is None:
+            self._extra = {}
+        return self._extra
+
+    @extra.setter
+    def extra(self, value: dict[str, Any]) -> None:
+        self._extra = value
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.name, self.dtype, self.shape, self.layout, self.components, self.attributes,
+                self.layout_spelling, self.problems, self.index, self.extra)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{name}={value!r}" for name, value in zip(TENSOR_FIELDS, self._fields()))
+        return f"Tensor({values})"
+
+    def replaced(self, **changes: Any) -> "Tensor":
+        """A copy with some fields changed, sharing the containers (as ``dataclasses.replace`` would)."""
+        values = dict(zip(TENSOR_FIELDS, self._fields()))
+        values.update(changes)
+        return Tensor(**values)
 
     @property
     def numel(self) -> int:
@@ -129,14 +204,53 @@ class Tensor:
 
     @property
     def stored_nbytes(self) -> int:
-        return sum(c.length for c in self.components.values())
+        if self._components is None:
+            return self._data[1]
+        return sum(c.length for c in self._components.values())
+
+    @property
+    def component_count(self) -> int:
+        """``len(components)`` without building a deferred component."""
+        return 1 if self._components is None else len(self._components)
 
     @property
     def has_errors(self) -> bool:
-        return any(p.is_error for p in self.problems)
+        return bool(self._problems) and any(p.is_error for p in self._problems)
 
     def add_problem(self, problem: Problem) -> None:
         self.problems.append(problem)
+
+
+TENSOR_FIELDS = ("name", "dtype", "shape", "layout", "components", "attributes", "layout_spelling", "problems",
+                 "index", "extra")
+_new = object.__new__
+
+
+def dense_tensor(name: str, dtype: str, shape: tuple[int, ...], index: int, offset: int, length: int,
+                 encoding: str = "raw", digest: str | None = None, uncompressed: int | None = None,
+                 spelling: str | None = None, extra: dict[str, Any] | None = None) -> Tensor:
+    """A dense tensor stored in one ``data`` component of its own dtype, little-endian, with no attributes
+    or problems: what fast readers build for every plain entry. The component is made on first use."""
+    t = _new(Tensor)
+    t.name = name; t.dtype = dtype; t.shape = shape; t.layout = "dense"  # noqa: E702
+    t.layout_spelling = spelling; t.index = index; t._extra = extra  # noqa: E702
+    t._components = t._attributes = t._problems = None
+    t._data = (offset, length, encoding, digest, uncompressed, dtype)
+    return t
+
+
+def plain_spans(tensors: list[Tensor]) -> tuple[list[int], list[int]] | None:
+    """``(offsets, lengths)`` of the ``data`` components when every tensor is a :func:`dense_tensor` whose
+    component was never touched (so nothing can have changed it), else ``None``."""
+    data = list(map(_data_of, tensors))
+    if None in data or any(map(_components_of, tensors)):
+        return None
+    return list(map(_first, data)), list(map(_second, data))
+
+
+_data_of = attrgetter("_data")
+_components_of = attrgetter("_components")
+_first, _second = itemgetter(0), itemgetter(1)
 
 
 @dataclass(slots=True)
@@ -242,17 +356,3 @@ def building_many() -> Iterator[None]:
             gc.unfreeze()
     finally:
         gc.enable()
-
-
-def direct_construction_allowed() -> bool:
-    """Whether fast readers may build Tensor / Component objects by setting their slots directly (skipping
-    the dataclass ``__init__``): only while the model has exactly the fields those builders set."""
-    from dataclasses import fields
-
-    tensor = tuple(f.name for f in fields(Tensor))
-    component = tuple(f.name for f in fields(Component))
-    return (tensor == ("name", "dtype", "shape", "layout", "components", "attributes", "layout_spelling",
-                       "problems", "index", "extra")
-            and component == ("role", "offset", "length", "encoding", "digest", "dtype", "byte_order",
-                              "uncompressed_length", "extra")
-            and not hasattr(Tensor, "__post_init__") and not hasattr(Component, "__post_init__"))

@@ -17,7 +17,7 @@ from operator import itemgetter
 from typing import Any, Callable, Sequence
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
-from ..model import Component, Problem, Tensor, direct_construction_allowed, error, warning
+from ..model import Component, Problem, Tensor, dense_tensor, error, warning
 
 U64_MAX = (1 << 64) - 1
 ENTRY_KEYS = ("dtype", "shape", "data_offsets")
@@ -58,9 +58,7 @@ def fast_tensors(entries: Sequence[tuple[str, Any]], base: int, buffer_len: int)
     ``entries`` are ``(name, value)`` pairs, JSON objects decoded as tuples of pairs. Returns ``None`` at the
     first entry that is unusual in any way (the checked path then says what); nothing is reported here.
     """
-    if not _FAST_BUILD:
-        return None
-    new = object.__new__
+    dense = dense_tensor
     lookup = _DTYPE_INFO.get
     tensors: list[Tensor] = []
     append = tensors.append
@@ -83,16 +81,7 @@ def fast_tensors(entries: Sequence[tuple[str, Any]], base: int, buffer_len: int)
             if nbytes != length or bits >> 64:  # a negative dimension, or one past u64 in an empty tensor
                 return None
             covered = end
-            # The same objects _tensor() builds; skipping the dataclass __init__ halves the per-tensor cost.
-            c = new(Component)
-            c.role = "data"; c.offset = base + begin; c.length = length; c.encoding = "raw"  # noqa: E702
-            c.digest = None; c.dtype = dtype; c.byte_order = "little"; c.uncompressed_length = None  # noqa: E702
-            c.extra = {}
-            t = new(Tensor)
-            t.name = name; t.dtype = dtype; t.shape = tuple(shape); t.layout = "dense"  # noqa: E702
-            t.components = {"data": c}; t.attributes = {}; t.layout_spelling = None  # noqa: E702
-            t.problems = []; t.index = index; t.extra = {}  # noqa: E702
-            append(t)
+            append(dense(name, dtype, tuple(shape), index, base + begin, length))
     except (TypeError, ValueError):  # an entry of another shape than name: {dtype, shape, [begin, end]}
         return None
     return tensors if covered == buffer_len else None
@@ -104,9 +93,7 @@ def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int) -> lis
     The caller has ruled out duplicate keys. The keys of an entry may come in any order: the checked path
     reads them by name, so the tensors are the same.
     """
-    if not _FAST_BUILD:
-        return None
-    new = object.__new__
+    dense = dense_tensor
     lookup = _DTYPE_INFO.get
     tensors: list[Tensor] = []
     append = tensors.append
@@ -132,24 +119,12 @@ def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int) -> lis
             if nbytes != length or bits >> 64:  # a negative dimension, or one past u64 in an empty tensor
                 return None
             covered = end
-            c = new(Component)
-            c.role = "data"; c.offset = base + begin; c.length = length; c.encoding = "raw"  # noqa: E702
-            c.digest = None; c.dtype = dtype; c.byte_order = "little"; c.uncompressed_length = None  # noqa: E702
-            c.extra = {}
-            t = new(Tensor)
-            t.name = name; t.dtype = dtype; t.shape = tuple(shape); t.layout = "dense"  # noqa: E702
-            t.components = {"data": c}; t.attributes = {}; t.layout_spelling = None  # noqa: E702
-            t.problems = []; t.index = index; t.extra = {}  # noqa: E702
-            append(t)
+            append(dense(name, dtype, tuple(shape), index, base + begin, length))
             index += 1
     except (KeyError, TypeError, ValueError):  # a missing key, an unhashable dtype, offsets not a pair
         return None
     return tensors if covered == buffer_len else None
 
-
-
-
-_FAST_BUILD = direct_construction_allowed()
 
 
 # ----------------------------------------------------------------------------------------- checked path

@@ -1,8 +1,8 @@
 """The common case of the zTensor 1.x readers: a plain dense tensor, checked and built in one tight loop.
 
 A 10,000-tensor manifest spends most of its opening time here, so the loop binds everything locally,
-calls no function per valid entry, and builds the model objects by setting their slots directly (the
-dataclass ``__init__`` costs as much again). An entry that is unusual in any way goes to the layout's full
+calls one function per valid entry (:func:`~ztviewer.codec.model.dense_tensor`, which defers the
+component until it is used). An entry that is unusual in any way goes to the layout's full
 reader, which says what is wrong; the fast path only ever accepts what that reader would accept without
 a problem, and builds the same objects (a property test holds the two together).
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
-from ..model import Component, Tensor, direct_construction_allowed
+from ..model import Tensor, dense_tensor
 from .zt_fields import ENCODINGS, digest_problem, is_u64
 
 #: (index, name, entry) → the tensor the layout's full reader builds; ``None`` in single-entry probes.
@@ -30,8 +30,7 @@ class _Unusual(Exception):
 
 def v10_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int = 0) -> list[Any]:
     """Tensors of v1.0 ``name: {dtype, shape, format, components}`` entries, numbered from ``start``."""
-    new = object.__new__
-    direct = _DIRECT
+    dense = dense_tensor
     itemsizes = _V10_ITEMSIZE
     tensors: list[Any] = []
     append = tensors.append
@@ -64,25 +63,13 @@ def v10_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int
         except (KeyError, TypeError, _Unusual):
             append(fallback(index, name, entry))
             continue
-        if direct:
-            c = new(Component)
-            c.role = "data"; c.offset = offset; c.length = length; c.encoding = encoding  # noqa: E702
-            c.digest = digest; c.dtype = dtype; c.byte_order = "little"  # noqa: E702
-            c.uncompressed_length = uncompressed; c.extra = {}  # noqa: E702
-            t = new(Tensor)
-            t.name = name; t.dtype = dtype; t.shape = tuple(shape); t.layout = "dense"  # noqa: E702
-            t.components = {"data": c}; t.attributes = {}; t.layout_spelling = "dense"  # noqa: E702
-            t.problems = []; t.index = index; t.extra = {}  # noqa: E702
-            append(t)
-        else:
-            append(_tensor(index, name, dtype, shape, offset, length, encoding, digest, uncompressed))
+        append(dense(name, dtype, tuple(shape), index, offset, length, encoding, digest, uncompressed, "dense"))
     return tensors
 
 
 def objects_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int = 0) -> list[Any]:
     """Tensors of v1.x objects ``name: {shape, format, components}`` entries, numbered from ``start``."""
-    new = object.__new__
-    direct = _DIRECT
+    dense = dense_tensor
     infos = _SHORT_INFO
     tensors: list[Any] = []
     append = tensors.append
@@ -118,18 +105,7 @@ def objects_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start:
         except (KeyError, TypeError, _Unusual):
             append(fallback(index, name, entry))
             continue
-        if direct:
-            c = new(Component)
-            c.role = "data"; c.offset = offset; c.length = length; c.encoding = encoding  # noqa: E702
-            c.digest = digest; c.dtype = dtype; c.byte_order = "little"  # noqa: E702
-            c.uncompressed_length = uncompressed; c.extra = {}  # noqa: E702
-            t = new(Tensor)
-            t.name = name; t.dtype = dtype; t.shape = tuple(shape); t.layout = "dense"  # noqa: E702
-            t.components = {"data": c}; t.attributes = {}; t.layout_spelling = "dense"  # noqa: E702
-            t.problems = []; t.index = index; t.extra = {}  # noqa: E702
-            append(t)
-        else:
-            append(_tensor(index, name, dtype, shape, offset, length, encoding, digest, uncompressed))
+        append(dense(name, dtype, tuple(shape), index, offset, length, encoding, digest, uncompressed, "dense"))
     return tensors
 
 
@@ -149,17 +125,6 @@ def _optional(data: dict, required: int, optional: tuple[str, ...], length: int,
                                                      and uncompressed != length):
         raise _Unusual
     return encoding, digest, uncompressed
-
-
-def _tensor(index: int, name: str, dtype: str, shape: list[int], offset: int, length: int, encoding: str,
-            digest: str | None, uncompressed: int | None) -> Tensor:
-    component = Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, {})
-    return Tensor(name, dtype, tuple(shape), "dense", {"data": component}, {}, "dense", [], index, {})
-
-
-
-
-_DIRECT = direct_construction_allowed()
 
 
 def _none(index: int, name: Any, entry: Any) -> None:

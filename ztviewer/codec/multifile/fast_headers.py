@@ -18,7 +18,7 @@ from operator import add, itemgetter, le, mul, sub
 from typing import Any
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
-from ..model import Component, Tensor, direct_construction_allowed
+from ..model import Tensor, dense_tensor
 
 METADATA_KEY = "__metadata__"
 U64_MAX = (1 << 64) - 1
@@ -152,35 +152,10 @@ def _tiles(begins: list[int], ends: list[int], buffer_len: int) -> bool:
     return begins[0] == 0 and ends[-1] == buffer_len and begins[1:] == ends[:-1]
 
 
-def _build_plain(names: list[str], dtypes: list[str], shapes: list[tuple[int, ...]], offsets: list[int],
-                 lengths: list[int], first_index: int, shards: list[str], sources: list[Any], in_shard: list[int]
-                 ) -> list[Tensor]:
-    return [Tensor(name, dtype, shape, components={"data": Component("data", offset, length, dtype=dtype)},
-                   index=index, extra={"shard": shard, "source": source, "index_in_shard": i})
+def _build(names: list[str], dtypes: list[str], shapes: list[tuple[int, ...]], offsets: list[int],
+           lengths: list[int], first_index: int, shards: list[str], sources: list[Any], in_shard: list[int]
+           ) -> list[Tensor]:
+    return [dense_tensor(name, dtype, shape, index, offset, length,
+                         extra={"shard": shard, "source": source, "index_in_shard": i})
             for index, name, dtype, shape, offset, length, shard, source, i
             in zip(count(first_index), names, dtypes, shapes, offsets, lengths, shards, sources, in_shard)]
-
-
-def _build_direct(names: list[str], dtypes: list[str], shapes: list[tuple[int, ...]], offsets: list[int],
-                  lengths: list[int], first_index: int, shards: list[str], sources: list[Any], in_shard: list[int]
-                  ) -> list[Tensor]:
-    # The same objects as _build_plain, without the dataclass __init__ (about half the cost per tensor).
-    new = object.__new__
-    tensors = []
-    append = tensors.append
-    for index, name, dtype, shape, offset, length, shard, source, i in zip(
-            count(first_index), names, dtypes, shapes, offsets, lengths, shards, sources, in_shard):
-        c = new(Component)
-        c.role = "data"; c.offset = offset; c.length = length; c.encoding = "raw"; c.digest = None
-        c.dtype = dtype; c.byte_order = "little"; c.uncompressed_length = None; c.extra = {}
-        t = new(Tensor)
-        t.name = name; t.dtype = dtype; t.shape = shape; t.layout = "dense"; t.components = {"data": c}
-        t.attributes = {}; t.layout_spelling = None; t.problems = []; t.index = index
-        t.extra = {"shard": shard, "source": source, "index_in_shard": i}
-        append(t)
-    return tensors
-
-
-
-
-_build = _build_direct if direct_construction_allowed() else _build_plain

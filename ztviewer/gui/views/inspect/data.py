@@ -9,7 +9,6 @@ rather than decoded into unbounded memory.
 from __future__ import annotations
 
 import cmath
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -55,7 +54,7 @@ def presentations(tensor: Tensor) -> list[str]:
 
 def presented_as(tensor: Tensor, dtype_name: str) -> Tensor:
     """A copy of ``tensor`` whose bits are read as ``dtype_name`` (one of :func:`presentations`)."""
-    return tensor if dtype_name == tensor.dtype else dataclasses.replace(tensor, dtype=dtype_name)
+    return tensor if dtype_name == tensor.dtype else tensor.replaced(dtype=dtype_name)
 
 
 @dataclass(slots=True)
