@@ -73,7 +73,7 @@ def _read_plain(source: Source, n: int) -> TensorFile | None:
         keys = len(header) + sum(map(len, header.values()))
     except (ValueError, TypeError, RecursionError):  # not JSON, or some value without keys
         return None
-    if raw.count(b":") != keys and (raw.count(_KEY_END) != keys or any(pair in raw for pair in _SPACE_COLON)):
+    if not no_key_dropped(raw, keys):
         return None
     metadata = header.pop(METADATA_KEY, _ABSENT)
     if metadata is _ABSENT:
@@ -85,6 +85,13 @@ def _read_plain(source: Source, n: int) -> TensorFile | None:
     if tensors is None:
         return None
     return _tensor_file(source, n, metadata, tensors, [])
+
+
+def no_key_dropped(raw: bytes, keys: int) -> bool:
+    """Whether a JSON text whose decoding holds ``keys`` keys in all wrote no more (no duplicate was
+    dropped), proved by counting colons as :func:`_read_plain` explains. ``False`` may also mean a colon
+    sits where the count cannot tell; callers then take a path that sees every key."""
+    return raw.count(b":") == keys or (raw.count(_KEY_END) == keys and not any(pair in raw for pair in _SPACE_COLON))
 
 
 def _tensor_file(source: Source, n: int, metadata: dict[str, Any], tensors: list[Tensor], problems: list[Problem]
@@ -155,6 +162,11 @@ def _json_loads(raw: bytes) -> Any:
 #: Any parser will do for plain headers: whatever it refuses or reads differently (orjson: integers past
 #: 64 bits become floats) fails the fast path's checks, and the checked path parses again with json.
 _loads = orjson.loads if orjson is not None else _json_loads
+
+
+def parse_json(raw: bytes) -> Any:
+    """Decode JSON bytes with the parser of the plain path (orjson when installed)."""
+    return _loads(raw)
 
 
 def _parse(text: str, problems: list[Problem]) -> tuple[tuple[str, Any], ...]:

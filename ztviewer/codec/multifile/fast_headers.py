@@ -11,13 +11,13 @@ problem is still reported by one implementation.
 """
 from __future__ import annotations
 
-import json
 import math
 from itertools import accumulate, chain, count, repeat
 from operator import add, itemgetter, le, mul, sub
 from typing import Any
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
+from ..formats.safetensors import no_key_dropped, parse_json
 from ..model import Tensor, dense_tensor
 
 METADATA_KEY = "__metadata__"
@@ -25,22 +25,15 @@ U64_MAX = (1 << 64) - 1
 MAX_NDIM = 64
 _ITEMSIZE = {st: DTYPES[canonical].itemsize for st, canonical in SAFETENSORS_TO_CANONICAL.items()}
 _first, _second = itemgetter(0), itemgetter(1)
-_ENTRY_KEYS = ["dtype", "shape", "data_offsets"]
+_dtype, _shape, _offsets = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
 _flatten = chain.from_iterable
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-_scan = json.scanner.make_scanner(json.JSONDecoder(object_pairs_hook=tuple, parse_constant=_reject_constant))
-
-
-def parse_header(head: bytes, size: int) -> tuple[int, dict[str, str], tuple[tuple[str, Any], ...]] | None:
+def parse_header(head: bytes, size: int) -> tuple[int, dict[str, str], dict[str, Any]] | None:
     """``(header length, metadata, tensor entries)`` of a plain header held in ``head``, else ``None``.
 
-    ``__metadata__`` is recognised in first place, where the reference writer puts it; anywhere else it
-    makes :func:`check_entries` refuse the batch, and the single-file reader takes over.
+    Decoded into dicts by the single-file reader's parser; no key was dropped as a duplicate when the
+    colon count says so (:func:`~ztviewer.codec.formats.safetensors.no_key_dropped`).
     """
     n = int.from_bytes(head[:8], "little")
     if n == 0 or 8 + n > len(head) or 8 + n > size:
@@ -49,21 +42,18 @@ def parse_header(head: bytes, size: int) -> tuple[int, dict[str, str], tuple[tup
     if text[:1] != b"{" or text[-1:] != b"}":
         return None
     try:
-        decoded = text.decode("utf-8")
-        pairs, end = _scan(decoded, 0)
-    except (StopIteration, ValueError, RecursionError):
+        header = parse_json(text)
+        keys = len(header) + sum(map(len, header.values()))
+    except (ValueError, TypeError, RecursionError):  # not JSON, or some value without keys
         return None
-    if end != len(decoded) or type(pairs) is not tuple or len(dict(pairs)) != len(pairs):
+    if type(header) is not dict or not no_key_dropped(text, keys):
         return None
-    if not pairs or pairs[0][0] != METADATA_KEY:
-        return n, {}, pairs
-    value = pairs[0][1]
-    if type(value) is not tuple:
+    metadata = header.pop(METADATA_KEY, None)
+    if metadata is None:
+        return n, {}, header
+    if type(metadata) is not dict or set(map(type, metadata.values())) - {str}:
         return None
-    metadata = dict(value)
-    if len(metadata) != len(value) or set(map(type, metadata.values())) - {str}:
-        return None
-    return n, metadata, pairs[1:]
+    return n, metadata, header
 
 
 def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources: list[Any], first_index: int
@@ -99,7 +89,7 @@ def _per_entry(values: list[Any], counts: list[int]) -> list[Any]:
     return list(chain.from_iterable(map(repeat, values, counts)))
 
 
-def check_entries(groups: list[tuple[tuple[str, Any], ...]], counts: list[int], buffer_lens: list[int]
+def check_entries(groups: list[dict[str, Any]], counts: list[int], buffer_lens: list[int]
                   ) -> tuple[list[str], list[str], list[tuple[int, ...]], list[int], list[int]] | None:
     """Validate the entries of several headers together.
 
@@ -109,16 +99,16 @@ def check_entries(groups: list[tuple[tuple[str, Any], ...]], counts: list[int], 
     tensor stays inside its own buffer, the shifted spans tile the concatenation exactly when each group
     tiles its own buffer.
     """
-    flat = list(_flatten(_flatten(groups)))  # name, info, name, info, …
-    if not flat:
+    names = list(_flatten(groups))
+    infos = list(_flatten(map(dict.values, groups)))
+    if not infos:
         return ([], [], [], [], []) if not any(buffer_lens) else None
-    names, infos = flat[0::2], flat[1::2]
-    if METADATA_KEY in names or set(map(type, infos)) != {tuple} or set(map(len, infos)) != {3}:
+    if set(map(type, infos)) != {dict} or set(map(len, infos)) != {3}:
         return None
-    items = list(_flatten(_flatten(infos)))  # "dtype", dtype, "shape", shape, "data_offsets", offsets, …
-    if items[0::2] != _ENTRY_KEYS * len(infos):
+    try:
+        dtypes, shapes, offsets = list(map(_dtype, infos)), list(map(_shape, infos)), list(map(_offsets, infos))
+    except KeyError:
         return None
-    dtypes, shapes, offsets = items[1::6], items[3::6], items[5::6]
     if set(map(type, dtypes)) != {str} or not set(dtypes) <= _ITEMSIZE.keys():
         return None
     if set(map(type, shapes)) != {list} or set(map(type, offsets)) != {list} or set(map(len, offsets)) != {2}:
