@@ -99,9 +99,9 @@ def _open_json(path: str, progress: Progress | None, cancelled: CancelCheck | No
         doc = None  # the reader chosen by name reports the parse error in context
     by_content = "hf" if is_hf_index(doc) else "spark" if is_spark_manifest(doc) else None
     if by_content == "hf" or (by_content is None and path.endswith(".index.json")):
-        return read_hf_index(path, progress, cancelled)
+        return read_hf_index(path, progress, cancelled, doc)
     if by_content == "spark" or (by_content is None and os.path.basename(path) == MANIFEST_NAME):
-        return read_spark_dataset(path, progress, cancelled)
+        return read_spark_dataset(path, progress, cancelled, doc)
     if doc is None:
         return open_file(path)
     raise UnknownFormat(f"{path} is JSON but neither a sharded-checkpoint index (no 'weight_map') nor a "

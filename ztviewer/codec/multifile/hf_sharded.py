@@ -73,15 +73,17 @@ def parse_index(doc: Any, issues: ProblemLog) -> tuple[dict[str, str], dict[str,
 
 def read_hf_index(
     index_path: str | os.PathLike[str], progress: Progress | None = None, cancelled: CancelCheck | None = None,
+    doc: Any = None,
 ) -> TensorSet:
     """Open a sharded checkpoint from its index file: one set across all shards, headers only.
 
-    Tensors are listed shard by shard (shards sorted by name), each in its header's order.
+    Tensors are listed shard by shard (shards sorted by name), each in its header's order. ``doc`` is the
+    index already parsed, if the caller has it.
     """
     path = os.path.abspath(index_path)
     issues = ProblemLog()
     try:
-        weight_map, metadata = parse_index(read_json(path), issues)
+        weight_map, metadata = parse_index(read_json(path) if doc is None else doc, issues)
     except CodecError as exc:
         return unreadable_set(path, FORMAT, exc)
     folder = os.path.dirname(path)

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import registry
 from ..errors import Cancelled, CodecError, ManifestDecodeError, UnknownFormat
+from ..formats.safetensors import parse_json
 from ..model import Problem, Severity, Tensor, TensorFile
 from .fast_headers import read_batch
 from .shard_source import ShardSource, SourcePool
@@ -162,6 +163,10 @@ def read_json(path: str) -> Any:
     if len(data) > MAX_JSON_BYTES:
         raise ManifestDecodeError(f"{os.path.basename(path)} is larger than {MAX_JSON_BYTES:,} bytes",
                                   rule="index and manifest files are small JSON documents")
+    try:
+        return parse_json(data)
+    except ValueError:  # said again by the standard library, with line and column
+        pass
     try:
         return json.loads(data)
     except UnicodeDecodeError as exc:

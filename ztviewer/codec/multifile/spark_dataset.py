@@ -126,13 +126,17 @@ def _parse_entry(position: int, entry: Any, issues: ProblemLog) -> ManifestShard
 
 def read_spark_dataset(
     manifest_path: str | os.PathLike[str], progress: Progress | None = None, cancelled: CancelCheck | None = None,
+    doc: Any = None,
 ) -> TensorSet:
-    """Open a safetensors-spark output folder from its manifest: one set across all shards, headers only."""
+    """Open a safetensors-spark output folder from its manifest: one set across all shards, headers only.
+
+    ``doc`` is the manifest already parsed, if the caller has it."""
     path = os.path.abspath(manifest_path)
     folder = os.path.dirname(path)
     issues = ProblemLog()
     try:
-        doc = read_json(path)
+        if doc is None:
+            doc = read_json(path)
         attributes, entries = parse_manifest(doc, issues)
     except CodecError as exc:
         return unreadable_set(path, FORMAT, exc)
