@@ -213,6 +213,12 @@ class Tensor:
         """``len(components)`` without building a deferred component."""
         return 1 if self._components is None else len(self._components)
 
+    def component_digests(self) -> tuple[str | None, ...]:
+        """Each component's ``digest`` in order, without building a deferred component."""
+        if self._components is None:
+            return (self._data[3],)
+        return tuple(c.digest for c in self._components.values())
+
     @property
     def has_errors(self) -> bool:
         return bool(self._problems) and any(p.is_error for p in self._problems)
