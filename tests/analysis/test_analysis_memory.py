@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ztviewer.analysis import spy
 from ztviewer.analysis.reduce import block_reduce, strided_preview
 from ztviewer.analysis.stats import compute_stats
 from ztviewer.analysis.structure import dense_spy, dense_structure
@@ -67,3 +68,19 @@ def test_statistics_and_dense_spy_are_bounded(mapped) -> None:
     (facts, per_row, per_col), peak = peak_of(lambda: dense_structure(mapped, strip_bytes=STRIP))
     assert facts.nnz == nonzero
     assert peak <= STRIP + per_row.nbytes + per_col.nbytes + SLACK
+
+
+@pytest.mark.parametrize("region", [None, (1000, 2_900_000, 5, 2_999_000)])
+def test_coo_spy_peak_is_chunk_buffers_plus_tally(region) -> None:
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 3_000_000, 3_000_000).astype(np.uint64)
+    cols = rng.integers(0, 3_000_000, 3_000_000).astype(np.uint64)
+    r0, r1, c0, c1 = region or (0, 3_000_000, 0, 3_000_000)
+    inside = int(np.count_nonzero((rows >= r0) & (rows < r1) & (cols >= c0) & (cols < c1)))
+    image, peak = peak_of(lambda: spy.spy_density(rows, cols, (3_000_000, 3_000_000), region, (512, 512)))
+    assert image.counts.sum() == inside
+    buffers = 2 * spy._TALLY * 8  # uint64 pixel ids and column bins of one chunk
+    table = 514 * 514 * 4  # int32 tally, with the outside bins of a region
+    output = 514 * 514 * 8 + image.counts.nbytes  # its int64 copy, and the crop of a region
+    assert peak <= buffers + table + output + SLACK, f"peak {peak:,} B"
+

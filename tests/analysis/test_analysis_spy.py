@@ -1,11 +1,16 @@
 """Spy density against np.histogram2d; structure facts against the dense matrix; axis selection."""
 from __future__ import annotations
 
+import bisect
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ztviewer.analysis import spy
+from ztviewer.analysis._common import block_edges
 from ztviewer.analysis.spy import markers, markers_csr, select_axes, spy_density, spy_density_csr
 from ztviewer.analysis.structure import (
     count_histogram,
@@ -92,6 +97,132 @@ def test_large_extent_and_progress_cancel() -> None:
     order = np.argsort(rows)
     spy_density(rows[order], cols[order], (n, n), None, (64, 64), progress=lambda d, t: seen.append((d, t)))
     assert seen and seen[-1] == (50_000, 50_000)
+
+
+def python_bin(x: int, lo: int, hi: int, bins: int, clip: bool) -> int:
+    """The bin of ``x`` in exact integers: the one whose block edges hold it; 0 / bins + 1 outside."""
+    if not lo <= x < hi:
+        assert clip
+        return 0 if x < lo else bins + 1
+    i = bisect.bisect_right(python_edges(lo, hi, bins), x) - 1
+    return i + 1 if clip else i
+
+
+@functools.cache
+def python_edges(lo: int, hi: int, bins: int) -> list[int]:
+    return [lo + -(-i * (hi - lo) // bins) for i in range(bins + 1)]
+
+
+def binned(xs: list[int], lo: int, hi: int, bins: int, clip: bool) -> list[int]:
+    out = np.empty(len(xs), np.uint64)
+    return spy._bin_into(np.array(xs, np.int64), spy._axis(lo, hi, bins, clip), out).tolist()
+
+
+def probes(lo: int, hi: int, bins: int, clip: bool, extent: int) -> list[int]:
+    """Coordinates where a binning can go wrong: every block edge and its left neighbour, the ends, and
+    (when clipping) just outside and far outside the range."""
+    edges = [int(e) for e in block_edges(lo, hi, bins)]
+    xs = {lo, hi - 1, *edges[:-1], *(e - 1 for e in edges[1:])}
+    if clip:
+        xs |= {0, lo - 1, hi, hi + 1, extent - 1}
+    return sorted(x for x in xs if 0 <= x < extent)
+
+
+def test_binning_is_exact_for_every_coordinate_of_small_ranges() -> None:
+    for n in range(1, 41):
+        for lo in (0, 3):
+            hi = lo + n
+            for bins in range(1, n + 1):
+                assert binned(list(range(lo, hi)), lo, hi, bins, False) == \
+                    [python_bin(x, lo, hi, bins, False) for x in range(lo, hi)]
+                xs = list(range(hi + 3))
+                assert binned(xs, lo, hi, bins, True) == [python_bin(x, lo, hi, bins, True) for x in xs]
+
+
+def last_exact_shift(bins: int, clip: bool, lo: int = 2, hi: int = 2**40) -> int:
+    """An extent ``n`` binned by multiply-shift while ``n + 1`` falls back to division."""
+    def fast(n: int) -> bool:
+        return bool(spy._axis(0, n, bins, clip).multiplier)
+
+    assert fast(lo) and not fast(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fast(mid) else (lo, mid)
+    return lo
+
+
+@pytest.mark.parametrize("bins", [1, 2, 3, 7, 1000, 1024, 1026])
+@pytest.mark.parametrize("clip", [False, True])
+def test_binning_is_exact_at_block_edges_of_large_ranges(bins, clip) -> None:
+    boundary = last_exact_shift(bins, clip)
+    extents = {10**6, 2**24 + 1, 2**31 - 1, 2**31, 2**31 + 1, 2**32 + 7, 3 * 2**33 + 1, 10**12,
+               boundary - 1, boundary, boundary + 1, boundary + 2}
+    rng = np.random.default_rng(bins)
+    for n in sorted(extents):
+        if n < bins:
+            continue
+        lo = 2 if clip else 0  # a region [2, n + 2) of an axis of n + 5 when clipping
+        hi, extent = lo + n, n + 5 if clip else n
+        xs = probes(lo, hi, bins, clip, extent) + rng.integers(0, extent, 200).tolist()
+        if not clip:
+            xs = [x for x in xs if lo <= x < hi]
+        assert binned(xs, lo, hi, bins, clip) == [python_bin(x, lo, hi, bins, clip) for x in xs], n
+
+
+def exact_counts(rows, cols, region, out_shape) -> np.ndarray:
+    """Spy counts from Python-int block edges (independent of the module's arithmetic)."""
+    r0, r1, c0, c1 = region
+    re, ce = (np.array([lo + -(-i * (hi - lo) // min(b, hi - lo)) for i in range(min(b, hi - lo) + 1)],
+                       dtype=np.int64) for lo, hi, b in ((r0, r1, out_shape[0]), (c0, c1, out_shape[1])))
+    rows, cols = rows.astype(np.int64), cols.astype(np.int64)
+    inside = (rows >= r0) & (rows < r1) & (cols >= c0) & (cols < c1)
+    i = np.searchsorted(re, rows[inside], side="right") - 1
+    j = np.searchsorted(ce, cols[inside], side="right") - 1
+    counts = np.zeros((len(re) - 1, len(ce) - 1), np.int64)
+    np.add.at(counts, (i, j), 1)
+    return counts
+
+
+@pytest.mark.parametrize("shape", [(2**31 - 1, 2**31 + 1), (2**31 + 5, 2**33 + 3), (3 * 2**40, 7),
+                                   (1000, 997), (10**6, 10**6)])
+@pytest.mark.parametrize("out_shape", [(3, 5), (1024, 1024), (999, 1)])
+def test_coo_spy_is_exact_near_and_beyond_2_31(shape, out_shape) -> None:
+    n0, n1 = shape
+    rng = np.random.default_rng(n0 % 1000 + out_shape[0])
+    regions = [(0, n0, 0, n1), (n0 // 3, n0 - 1, 1, n1), (max(0, n0 - 2**31 - 9), n0, 0, max(1, n1 // 5))]
+    for region in regions:
+        edges = [probes(region[0], region[1], out_shape[0], True, n0),
+                 probes(region[2], region[3], out_shape[1], True, n1)]
+        rows = np.concatenate([rng.choice(edges[0], 3000), rng.integers(0, n0, 3000)]).astype(np.uint64)
+        cols = np.concatenate([rng.choice(edges[1], 3000), rng.integers(0, n1, 3000)]).astype(np.uint64)
+        image = spy_density(rows, cols, shape, region, out_shape)
+        assert image.counts.dtype == np.int64
+        np.testing.assert_array_equal(image.counts, exact_counts(rows, cols, region, out_shape))
+
+
+def test_coo_spy_of_no_entries() -> None:
+    empty = np.array([], np.uint64)
+    for region, shape in [(None, (6, 4)), ((1, 5, 0, 3), (6, 4)), (None, (2**33, 2**31))]:
+        image = spy_density(empty, empty, shape, region, (3, 3))
+        assert image.counts.shape == (3, 3) and image.counts.dtype == np.int64 and not image.counts.any()
+
+
+def test_coo_spy_in_many_chunks_and_with_an_int64_tally(monkeypatch) -> None:
+    rng = np.random.default_rng(5)
+    rows = rng.integers(0, 5000, 20_000).astype(np.uint64)
+    cols = rng.integers(0, 3001, 20_000).astype(np.uint64)
+    region = (17, 4990, 3, 2999)
+    expected = {r: exact_counts(rows, cols, r if r else (0, 5000, 0, 3001), (64, 33)) for r in (None, region)}
+    monkeypatch.setattr(spy, "_TALLY", 999)
+    for limit in (spy._TALLY32, 0):  # 0: counted in int64
+        monkeypatch.setattr(spy, "_TALLY32", limit)
+        for r in (None, region):
+            seen: list[tuple[int, int]] = []
+            image = spy_density(rows, cols, (5000, 3001), r, (64, 33), progress=lambda *p, seen=seen: seen.append(p))
+            np.testing.assert_array_equal(image.counts, expected[r])
+            assert len(seen) == 21 and seen[-1] == (20_000, 20_000)
+    with pytest.raises(Cancelled):
+        spy_density(rows, cols, (5000, 3001), None, (64, 33), cancelled=lambda: True)
 
 
 def test_markers_only_when_few() -> None:

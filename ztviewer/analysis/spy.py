@@ -16,7 +16,8 @@ import numpy as np
 from ._common import CancelCheck, Progress, Region, block_edges, check_out_shape, check_region, checkpoint, report
 
 _SUB = 1 << 16  # coordinates converted at once (stays in cache)
-_CHUNK = 1 << 23  # coordinates binned per bincount call (64 MiB of int64 pixel indices)
+_TALLY = 1 << 17  # coordinates binned and counted at once (two 1 MiB uint64 buffers, about the L2 size)
+_TALLY32 = 2**31 - 1  # most entries an int32 tally can count without overflowing
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,25 +67,89 @@ def _bin(x: np.ndarray, lo: int, hi: int, bins: int, clip: bool, out: np.ndarray
     return out
 
 
-def _pixels(rows: np.ndarray, cols: np.ndarray, box: tuple, clip: bool, out: np.ndarray) -> None:
-    r0, r1, hh, c0, c1, ww = box
-    width = ww + 2 if clip else ww
-    small = _fits32(r1, hh) and _fits32(c1, ww) and (hh + 2) * width < 2**31
-    dtype = np.int32 if small else np.int64
-    row_bins = np.empty(min(_SUB, len(out)), dtype)
-    col_bins = np.empty(min(_SUB, len(out)), dtype)
-    for s in range(0, len(out), _SUB):
-        e = min(len(out), s + _SUB)
-        rb = _bin(rows[s:e], r0, r1, hh, clip, row_bins[:e - s])
-        rb *= width
-        rb += _bin(cols[s:e], c0, c1, ww, clip, col_bins[:e - s])
-        np.copyto(out[s:e], rb)
+@dataclass(frozen=True, slots=True)
+class _Axis:
+    """How coordinates along one axis become the bins :func:`_bin` defines: by the multiply-shift of
+    :func:`_axis`, or by :func:`_bin` itself when ``multiplier`` is 0 (that shift would not be exact)."""
+
+    lo: int
+    hi: int
+    bins: int
+    clip: bool
+    multiplier: np.uint64
+    addend: np.uint64
+    shift: np.uint64
+
+    @property
+    def span(self) -> int:
+        """Number of bins, counting the two outside ones when clipping."""
+        return self.bins + 2 if self.clip else self.bins
+
+
+def _axis(lo: int, hi: int, bins: int, clip: bool) -> _Axis:
+    """Binning of ``[lo, hi)`` into ``bins`` as ``(x * M + A) >> S`` in wrapping uint64, when that is exact.
+
+    With ``y = x - lo`` (``x - lo + 1`` after clipping ``x`` to ``[lo - 1, hi]``) in ``[0, top]``, :func:`_bin`
+    gives ``(y * bins + slack) // n``, ``slack = n - bins`` when clipping, else 0. ``M = ceil(bins * 2**S / n)``
+    and ``ceil(slack * 2**S / n)`` overshoot that quotient by less than ``(top + 1) / 2**S <= 1 / n``, too
+    little to carry its fraction (at most ``(n - 1) / n``) past the next integer. ``A`` also holds
+    ``-(x - y) * M`` so that ``x`` needs no subtraction: that wraps modulo 2**64 harmlessly, as the true
+    ``y * M + A`` stays below 2**64 (else this returns ``multiplier`` 0).
+    """
+    n = hi - lo
+    top, slack, base = (n + 1, n - bins, lo - 1) if clip else (n - 1, 0, lo)
+    shift = (n * (top + 1) - 1).bit_length()
+    multiplier = -(-(bins << shift) // n)
+    addend = -(-(slack << shift) // n)
+    if top * multiplier + addend >= 2**64:
+        multiplier = addend = shift = 0
+    wrapped = (addend - base * multiplier) % 2**64
+    return _Axis(lo, hi, bins, clip, np.uint64(multiplier), np.uint64(wrapped), np.uint64(shift))
+
+
+def _bin_into(x: np.ndarray, axis: _Axis, out: np.ndarray) -> np.ndarray:
+    """:func:`_bin` of int64 coordinates ``x`` along ``axis`` into the uint64 array ``out``."""
+    if not axis.multiplier:
+        _bin(x, axis.lo, axis.hi, axis.bins, axis.clip, out.view(np.int64))
+        return out
+    if axis.clip:
+        np.clip(x, axis.lo - 1, axis.hi, out=out.view(np.int64))
+        np.multiply(out, axis.multiplier, out=out)
+    else:
+        np.multiply(x.view(np.uint64), axis.multiplier, out=out)
+    if axis.addend:
+        np.add(out, axis.addend, out=out)
+    return np.right_shift(out, axis.shift, out=out)
+
+
+def _tally(rows: np.ndarray, cols: np.ndarray, row_axis: _Axis, col_axis: _Axis,
+           cancelled: CancelCheck | None, progress: Progress | None) -> np.ndarray:
+    """Entries per pixel ``row_bin * col_axis.span + col_bin``, flat; int32 unless there are more entries.
+
+    Pixel ids are made a cache-sized chunk at a time and counted into one table by ``np.add.at``: cheaper
+    than ``np.bincount``, which needs all ids in one array or a fresh table per call. An int32 table is half
+    the cache footprint of an int64 one.
+    """
+    nnz, width = rows.size, np.uint64(col_axis.span)
+    counts = np.zeros(row_axis.span * col_axis.span, np.int32 if nnz <= _TALLY32 else np.int64)
+    one = counts.dtype.type(1)  # a Python 1 sends ufunc.at down a casting path many times slower
+    pixels = np.empty(min(_TALLY, max(1, nnz)), np.uint64)
+    col_bins = np.empty_like(pixels)
+    for s in range(0, nnz, _TALLY):
+        checkpoint(cancelled)
+        e = min(nnz, s + _TALLY)
+        pix = _bin_into(rows[s:e], row_axis, pixels[:e - s])
+        pix *= width
+        pix += _bin_into(cols[s:e], col_axis, col_bins[:e - s])
+        np.add.at(counts, pix.view(np.int64), one)
+        report(progress, e, nnz)
+    return counts
 
 
 def _crop(flat: np.ndarray, hh: int, ww: int, clip: bool) -> np.ndarray:
     if not clip:
-        return flat.reshape(hh, ww)
-    return np.ascontiguousarray(flat.reshape(hh + 2, ww + 2)[1:-1, 1:-1])
+        return flat.reshape(hh, ww).astype(np.int64, copy=False)
+    return flat.reshape(hh + 2, ww + 2)[1:-1, 1:-1].astype(np.int64)
 
 
 def spy_density(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], region: Region | None = None,
@@ -108,18 +173,8 @@ def spy_density(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], regi
     if r1 == r0 or c1 == c0:
         return SpyImage(np.zeros((hh if r1 > r0 else 0, ww if c1 > c0 else 0), np.int64), re, ce)
     clip = (r0, r1, c0, c1) != (0, shape[0], 0, shape[1])
-    nbins = (hh + 2) * (ww + 2) if clip else hh * ww
-    counts = None
-    buf = np.empty(min(_CHUNK, max(1, rows.size)), np.int64)
-    for s in range(0, rows.size, _CHUNK):
-        checkpoint(cancelled)
-        e = min(rows.size, s + _CHUNK)
-        _pixels(rows[s:e], cols[s:e], (r0, r1, hh, c0, c1, ww), clip, buf[:e - s])
-        part = np.bincount(buf[:e - s], minlength=nbins)
-        counts = part if counts is None else np.add(counts, part, out=counts)
-        report(progress, e, rows.size)
-    if counts is None:
-        counts = np.zeros(nbins, np.int64)
+    row_axis, col_axis = _axis(r0, r1, hh, clip), _axis(c0, c1, ww, clip)
+    counts = _tally(rows, cols, row_axis, col_axis, cancelled, progress)
     return SpyImage(_crop(counts, hh, ww, clip), re, ce)
 
 
