@@ -178,3 +178,28 @@ def test_attributes_model_passes_qtmodeltester(qtbot, qtmodeltester, window, tmp
     model.add("n", 1)
     model.setData(model.index(0, AttrColumn.KEY), "count")
     model.remove([0])
+
+
+def test_the_edit_document_is_made_when_first_needed(qtbot, window, tmp_path, monkeypatch):
+    from ztviewer.codec.writers.document import EditableDocument
+
+    path = make_file(tmp_path)
+    made = []
+    make = EditableDocument.__init__
+    monkeypatch.setattr(EditableDocument, "__init__", lambda doc, *args: made.append(doc) or make(doc, *args))
+    view, session = opened(qtbot, window, path)
+    select_tensor(view, "b")
+    assert not made and window.editing.attributes_dock.widget() is None     # looking costs no copy
+    window.editing.attributes_dock.raise_()
+    qtbot.waitUntil(lambda: window.editing.attributes_dock.widget() is not None)
+    assert made == [session.doc] and window.editing.editor.model.scope == "b"
+
+
+def test_save_is_offered_once_there_are_edits(qtbot, window, tmp_path):
+    _view, session = opened(qtbot, window, make_file(tmp_path))
+    save = window.editing.save_action
+    assert not save.isEnabled()
+    window.editing.editor.model.add("added", "yes")
+    assert save.isEnabled()
+    session.stack.undo()
+    assert not save.isEnabled()

@@ -86,3 +86,73 @@ def test_file_map_renders_many_tiny_blobs_quickly(qtbot, tmp_path):
     assert time.perf_counter() - start < 1.0
     assert image.width() == 800
     tf.close()
+
+
+def scattered_blobs_file(path, count: int = 3000):
+    """Tiny blobs at 64-byte steps (zero padding between most, stray non-zero bytes between some), a hole
+    wider than a page, and a second run past the first MiB: every way the padding reads are grouped."""
+    data = bytearray(2 * (1 << 20) + 4096)
+    components = []
+    for i in range(count):
+        base = 64 * i if i < count // 2 else (1 << 20) + 64 * i
+        offset = base + 64 + (10_000 if i == count // 3 else 0)
+        data[offset:offset + 7] = b"\x01" * 7
+        if i % 17 == 0:
+            data[offset + 20] = 0xAB          # inside the padding that follows the blob
+        if i % 29 == 0:
+            data[offset + 63] = 0xCD          # in the last byte before the next boundary
+        components.append(Component("data", offset, 7))
+    path.write_bytes(bytes(data))
+    tensors = [Tensor(f"t{i}", "uint8", (7,), components={"data": c}, index=i) for i, c in enumerate(components)]
+    return TensorFile(str(path), "zt", tensors=tensors, regions=[Region("magic", 0, 8)], source=Source(path))
+
+
+def test_padding_and_gaps_are_those_find_gaps_reports(tmp_path):
+    from ztviewer.codec.layout_check import find_gaps
+
+    tf = scattered_blobs_file(tmp_path / "scattered.bin")
+    layout = build_layout(tf)
+    unowned = [(s.kind, s.offset, s.length) for s in layout.segments if s.kind in ("padding", "gap")]
+    assert unowned == [(g.kind, g.offset, g.length) for g in find_gaps(tf, tf.source, 64)]
+    assert layout.count("gap") > 100 and layout.count("padding") > 1000
+    assert layout.totals("blob") == (3000, 3000 * 7)
+    tf.close()
+
+
+def test_file_map_columns_pick_the_most_telling_segment(tmp_path):
+    from ztviewer.gui.views.file_map import _PRIORITY
+    from ztviewer.gui.views.file_map_columns import column_winners
+
+    tf = scattered_blobs_file(tmp_path / "scattered.bin", count=400)
+    layout = build_layout(tf)
+    segments = layout.segments
+    for width in (1, 7, 333, 1500):
+        scale = width / layout.size
+        spans = [(min(width - 1, int(s.offset * scale)), min(width - 1, int((s.end - 1) * scale))) for s in segments]
+        expected = []
+        for x in range(width):      # per column: highest priority among the segments meeting it, first on ties
+            meeting = [i for i, (first, last) in enumerate(spans) if first <= x <= max(first, last)]
+            expected.append(max(meeting, key=lambda i: (_PRIORITY.get(segments[i].kind, 2), -i), default=-1))
+        assert column_winners(layout, width, _PRIORITY).tolist() == expected
+    tf.close()
+
+
+def test_zero_spans_reads_near_spans_together(tmp_path):
+    import numpy as np
+
+    from ztviewer.gui.layout_padding import zero_spans
+
+    path = tmp_path / "bytes.bin"
+    data = bytearray(3 << 20)
+    data[3000] = 1
+    data[(1 << 20) + 3] = 2
+    path.write_bytes(bytes(data))
+    source = Source(path)
+    reads = []
+    window = source.window
+    source.window = lambda offset, length: reads.append((offset, length)) or window(offset, length)
+    starts = np.array([0, 2990, 6000, (1 << 20) - 8, (1 << 20) + 2, (3 << 20) - 4], np.int64)
+    ends = starts + np.array([64, 20, 64, 8, 2, 8])
+    assert zero_spans(source, starts, ends).tolist() == [True, False, True, True, False, True]
+    assert reads[0] == (0, 6064) and len(reads) == 4    # near spans together; a MiB boundary splits pieces
+    source.close()

@@ -84,6 +84,19 @@ def test_sorting_by_size_and_back_to_manifest_order(tf):
     assert [model.item(i) for i in rows(model, file_index)] == tf.tensors
 
 
+def test_the_order_in_force_is_not_sorted_again_unless_digest_states_changed(qtbot, tf):
+    model = TensorTreeModel(tf)
+    model.sort(Column.NAME)
+    with qtbot.assertNotEmitted(model.layoutChanged):
+        model.sort(Column.NAME)              # what a view asks when it is given the model again
+    model.sort(Column.DIGEST, Qt.SortOrder.DescendingOrder)
+    assert model.item(model.index(0, 0, model.file_index())).name != "bias"
+    model.set_digest_states([(tf.tensor("bias"), "data", DigestState.MISMATCH)])
+    with qtbot.waitSignal(model.layoutChanged, timeout=1000):
+        model.sort(Column.DIGEST, Qt.SortOrder.DescendingOrder)
+    assert model.item(model.index(0, 0, model.file_index())).name == "bias"
+
+
 def test_sorting_keeps_persistent_indexes_on_their_items(tf):
     from PySide6.QtCore import QPersistentModelIndex
 

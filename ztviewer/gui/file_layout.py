@@ -2,21 +2,26 @@
 
 Plain Python over the codec model (no Qt), so it can run on the worker that opens the file. Every byte of
 the file belongs to exactly one :class:`Segment`: a structural region (magic, header, manifest, footer), a
-component blob, an overlap of several owners, or an unowned range that
-:func:`ztviewer.codec.layout_check.find_gaps` classifies as zero padding or a gap.
+component blob, an overlap of several owners, or an unowned range that is zero padding or a gap (as
+:func:`ztviewer.codec.layout_check.find_gaps` classifies them).
+
+A 10,000-tensor file has some 20,000 segments, so :class:`FileLayout` keeps them as numpy columns and makes
+:class:`Segment` objects only for the ones asked for.
 """
 from __future__ import annotations
 
 import bisect
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import pairwise
+from operator import add
 
-from ztviewer.codec import Region, Tensor, TensorFile
-from ztviewer.codec.layout_check import find_gaps
+import numpy as np
 
-UNOWNED_KINDS = ("padding", "gap", "unparsed")
-MAX_ALIGNMENT = 1 << 16
-FORMAT_ALIGNMENT = {"zt": 64}
+from ztviewer.codec import Tensor, TensorFile
+from ztviewer.codec.model import plain_spans
+
+from .layout_padding import UNOWNED_KINDS, unowned_columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,26 +60,68 @@ class Segment:
         return f"{what}: {span}"
 
 
-@dataclass(slots=True)
-class FileLayout:
-    size: int
-    segments: list[Segment] = field(default_factory=list)
-    _starts: list[int] = field(default_factory=list, repr=False)
+class Owners:
+    """The owners of segments by number: ``0 … len(blobs) - 1`` are component blobs, whose :class:`Owner`
+    is made from the tensor when first asked for; higher numbers are given owner tuples (regions, overlaps)."""
 
-    def __post_init__(self) -> None:
-        self._starts = [s.offset for s in self.segments]
+    def __init__(self, blob_tensors: list[Tensor], blob_roles: list[str], given: list[tuple[Owner, ...]]) -> None:
+        self._tensors = blob_tensors
+        self._roles = blob_roles
+        self._given = given
+
+    def add(self, owners: tuple[Owner, ...]) -> int:
+        self._given.append(owners)
+        return len(self._tensors) + len(self._given) - 1
+
+    def __getitem__(self, number: int) -> tuple[Owner, ...]:
+        if number < 0:
+            return ()
+        if number >= len(self._tensors):
+            return self._given[number - len(self._tensors)]
+        tensor, role = self._tensors[number], self._roles[number]
+        label = tensor.name if role == "data" and tensor.component_count == 1 else f"{tensor.name} · {role}"
+        return (Owner("blob", label, tensor.index, role),)
+
+
+class FileLayout:
+    """Every byte of a file as segments in file order: ``offsets``, ``ends``, ``kind_codes`` (into
+    ``kind_names``) and ``owner_numbers`` (into :class:`Owners`) are numpy columns, one row per segment."""
+
+    def __init__(self, size: int, offsets: np.ndarray, ends: np.ndarray, kind_codes: np.ndarray,
+                 kind_names: list[str], owner_numbers: np.ndarray, owners: Owners) -> None:
+        self.size = size
+        self.offsets, self.ends = offsets, ends
+        self.kind_codes, self.kind_names = kind_codes, kind_names
+        self.owner_numbers = owner_numbers
+        self.owners = owners
+        self._starts: list[int] = offsets.tolist()
+        self._ends: list[int] = ends.tolist()
+        self._segments: list[Segment] | None = None
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def segment(self, i: int) -> Segment:
+        return Segment(self.kind_names[self.kind_codes[i]], self._starts[i], self._ends[i] - self._starts[i],
+                       self.owners[int(self.owner_numbers[i])])
+
+    @property
+    def segments(self) -> list[Segment]:
+        if self._segments is None:
+            self._segments = [self.segment(i) for i in range(len(self))]
+        return self._segments
 
     def segment_at(self, offset: int) -> Segment | None:
         i = bisect.bisect_right(self._starts, offset) - 1
-        if 0 <= i < len(self.segments) and offset < self.segments[i].end:
-            return self.segments[i]
+        if 0 <= i < len(self) and offset < self._ends[i]:
+            return self.segment(i)
         return None
 
     def segments_in(self, offset: int, end: int) -> list[Segment]:
         """Segments meeting ``[offset, end)``, in file order."""
         i = max(0, bisect.bisect_right(self._starts, offset) - 1)
         j = bisect.bisect_left(self._starts, end)
-        return [s for s in self.segments[i:j] if s.end > offset]
+        return [self.segment(k) for k in range(i, j) if self._ends[k] > offset]
 
     def padding_after(self, end: int) -> int:
         """Unowned bytes (padding or gap) that directly follow ``end``."""
@@ -83,8 +130,19 @@ class FileLayout:
             return 0
         return segment.end - end
 
+    def kinds(self) -> set[str]:
+        present = np.bincount(self.kind_codes, minlength=len(self.kind_names))
+        return {name for name, count in zip(self.kind_names, present.tolist(), strict=True) if count}
+
+    def totals(self, kind: str) -> tuple[int, int]:
+        """(number of segments, bytes) of one kind."""
+        if kind not in self.kind_names:
+            return 0, 0
+        mask = self.kind_codes == self.kind_names.index(kind)
+        return int(mask.sum()), int((self.ends[mask] - self.offsets[mask]).sum())
+
     def count(self, kind: str) -> int:
-        return sum(1 for s in self.segments if s.kind == kind)
+        return self.totals(kind)[0]
 
 
 def stored_here(tf: TensorFile, tensor: Tensor) -> bool:
@@ -93,63 +151,94 @@ def stored_here(tf: TensorFile, tensor: Tensor) -> bool:
     return source is None or source is tf.source
 
 
-def padding_alignment(tf: TensorFile) -> int:
-    """Alignment up to which zero bytes after a range count as padding: the largest power of two (up to
-    64 KiB) dividing every non-zero component offset, and at least the format's own (64 for zTensor)."""
-    alignment = MAX_ALIGNMENT
-    for tensor in tf.tensors:
-        for component in tensor.components.values():
-            if component.offset > 0 and component.length:
-                alignment = min(alignment, component.offset & -component.offset)
-    return max(alignment, FORMAT_ALIGNMENT.get(tf.format, 1))
-
-
 def build_layout(tf: TensorFile) -> FileLayout:
     """Split the file into segments from its regions and components (clipped to the file size)."""
     size = tf.size
-    ranges: list[tuple[int, int, Owner]] = []
-    for region in tf.regions:
-        ranges.append((region.offset, region.end, Owner(region.kind, region.label or region.kind)))
-    for tensor in tf.tensors:
-        if not stored_here(tf, tensor):
-            continue
-        for role, component in tensor.components.items():
-            label = tensor.name if role == "data" and len(tensor.components) == 1 else f"{tensor.name} · {role}"
-            ranges.append((component.offset, component.end, Owner("blob", label, tensor.index, role)))
-    ranges = [(max(0, a), min(b, size), o) for a, b, o in ranges if min(b, size) > max(0, a)]
-    ranges.sort(key=lambda r: (r[0], r[1]))
-    if all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False)):    # the usual case: nothing overlaps
-        segments = [Segment(owner.kind, start, end - start, (owner,)) for start, end, owner in ranges]
-    else:
-        segments = list(_owned_segments(ranges, size))
+    kind_names = ["blob", *UNOWNED_KINDS, "overlap"]
+    starts, ends, kinds, numbers, owners = _owned_ranges(tf, kind_names)
+    keep = ends > starts
+    starts, ends, kinds, numbers = starts[keep], ends[keep], kinds[keep], numbers[keep]
+    order = np.lexsort((ends, starts))
+    starts, ends, kinds, numbers = starts[order], ends[order], kinds[order], numbers[order]
+    if np.any(ends[:-1] > starts[1:]):
+        starts, ends, kinds, numbers = _split_overlaps(starts, ends, kinds, numbers, owners, kind_names)
     if tf.source is not None:
-        owned = [(s.offset, s.end) for s in segments]
-        gaps = find_gaps(_owned_only(tf, owned), tf.source, padding_alignment(tf))
-        # In a file the reader could not parse, unclaimed bytes are simply not understood.
-        segments += [Segment(g.kind if tf.readable else "unparsed", g.offset, g.length) for g in gaps]
-    segments.sort(key=lambda s: s.offset)
-    return FileLayout(size, segments)
+        gaps = unowned_columns(tf, starts, ends, kind_names)
+        starts, ends, kinds, numbers = (np.concatenate(pair) for pair in zip((starts, ends, kinds, numbers), gaps))
+        order = np.argsort(starts, kind="stable")
+        starts, ends, kinds, numbers = starts[order], ends[order], kinds[order], numbers[order]
+    return FileLayout(size, starts, ends, kinds, kind_names, numbers, owners)
 
 
-def _owned_only(tf: TensorFile, owned: list[tuple[int, int]]) -> TensorFile:
-    """A stand-in whose regions are exactly the owned ranges (so shards elsewhere do not count)."""
-    return TensorFile(tf.path, tf.format, regions=[Region("owned", a, b - a) for a, b in owned], source=tf.source)
+def _owned_ranges(tf: TensorFile, kind_names: list[str]):
+    """Columns of the regions (first) and component blobs, unclipped and unsorted, with their owners."""
+    blob_tensors, blob_roles, blob_starts, blob_ends = _blobs(tf)
+    owners = Owners(blob_tensors, blob_roles, [])
+    region_numbers = [owners.add((Owner(r.kind, r.label or r.kind),)) for r in tf.regions]
+    region_kinds = [_code(kind_names, r.kind) for r in tf.regions]
+    size = tf.size
+    starts = _clipped_column([r.offset for r in tf.regions] + blob_starts, size)
+    ends = _clipped_column([r.end for r in tf.regions] + blob_ends, size)
+    kinds = np.concatenate([np.array(region_kinds, np.int16), np.zeros(len(blob_starts), np.int16)])
+    numbers = np.concatenate([np.array(region_numbers, np.int64), np.arange(len(blob_starts), dtype=np.int64)])
+    return starts, ends, kinds, numbers, owners
 
 
-def _owned_segments(ranges: list[tuple[int, int, Owner]], size: int):
-    points = sorted({0, size, *(a for a, _, _ in ranges), *(b for _, b, _ in ranges)})
-    active: dict[int, Owner] = {}
-    ends: list[tuple[int, int]] = []
+def _blobs(tf: TensorFile) -> tuple[list[Tensor], list[str], list[int], list[int]]:
+    """Tensor, role, start and end of every component stored in this file. Plain tensors whose ``data``
+    component was never built are read as columns (:func:`plain_spans`), without building it."""
+    here = [t for t in tf.tensors if stored_here(tf, t)]
+    spans = plain_spans(here)
+    if spans is not None:
+        offsets, lengths = spans
+        return here, ["data"] * len(here), offsets, list(map(add, offsets, lengths))
+    tensors: list[Tensor] = []
+    roles: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for tensor in here:
+        for role, component in tensor.components.items():
+            tensors.append(tensor)
+            roles.append(role)
+            starts.append(component.offset)
+            ends.append(component.offset + component.length)
+    return tensors, roles, starts, ends
+
+
+def _clipped_column(positions: list[int], size: int) -> np.ndarray:
+    """Byte positions clipped to ``[0, size]`` as int64 (a hostile manifest may name offsets past 2**63)."""
+    try:
+        return np.clip(np.array(positions, np.int64), 0, size)
+    except OverflowError:
+        return np.array([min(max(p, 0), size) for p in positions], np.int64)
+
+
+def _code(kind_names: list[str], kind: str) -> int:
+    if kind not in kind_names:
+        kind_names.append(kind)
+    return kind_names.index(kind)
+
+
+def _split_overlaps(starts, ends, kinds, numbers, owners: Owners, kind_names: list[str]):
+    """Sorted, possibly overlapping ranges → non-overlapping ones; where several owners meet, an overlap."""
+    ranges = list(zip(starts.tolist(), ends.tolist(), kinds.tolist(), numbers.tolist(), strict=True))
+    points = sorted({*starts.tolist(), *ends.tolist()})
+    active: dict[int, tuple[int, int]] = {}
+    ending: list[tuple[int, int]] = []
+    out: list[tuple[int, int, int, int]] = []
     nxt = 0
-    for p, q in zip(points, points[1:], strict=False):
-        while ends and ends[0][0] <= p:
-            active.pop(heapq.heappop(ends)[1], None)
+    for p, q in pairwise(points):
+        while ending and ending[0][0] <= p:
+            active.pop(heapq.heappop(ending)[1], None)
         while nxt < len(ranges) and ranges[nxt][0] <= p:
-            active[nxt] = ranges[nxt][2]
-            heapq.heappush(ends, (ranges[nxt][1], nxt))
+            active[nxt] = ranges[nxt][2:]
+            heapq.heappush(ending, (ranges[nxt][1], nxt))
             nxt += 1
         if len(active) == 1:
-            owner = next(iter(active.values()))
-            yield Segment(owner.kind, p, q - p, (owner,))
+            kind, number = next(iter(active.values()))
+            out.append((p, q, kind, number))
         elif active:
-            yield Segment("overlap", p, q - p, tuple(active[k] for k in sorted(active)))
+            together = tuple(owners[active[k][1]][0] for k in sorted(active))
+            out.append((p, q, kind_names.index("overlap"), owners.add(together)))
+    columns = np.array(out, np.int64).reshape(-1, 4).T
+    return columns[0], columns[1], columns[2].astype(np.int16), columns[3]

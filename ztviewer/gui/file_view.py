@@ -6,12 +6,12 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QStyledItemDelegate, QToolButton, QTreeView, QVBoxLayout, QWidget)
 
 from ztviewer.codec import Component, Problem, Region, Tensor, TensorFile
-from ztviewer.codec.digest import components_with_digests
 from ztviewer.workers.tasks import OpenedFile
 
 from . import properties
 from .file_layout import FileLayout, Segment, build_layout, stored_here
 from .inspect_tab import add_inspect_tab
+from .models.filter_switch import FilterSwitch
 from .models.problems_model import ProblemsModel
 from .models.tensor_tree import Column, TensorTreeModel, TreeRole
 from .models.tree_nodes import NodeKind, TensorGroup
@@ -64,8 +64,8 @@ class FileView(QWidget):
         self.verifier.message.connect(self.status_message)
         self.hex_view.set_source(self.tensor_file.source, self.layout_map)
         self.file_map.set_layout(self.layout_map)
-        self.tree.expand(self.proxy.index(0, 0))
-        self.tree.setCurrentIndex(self.proxy.index(0, 0))
+        self.tree.expand(self.tree.model().index(0, 0))
+        self.tree.setCurrentIndex(self.tree.model().index(0, 0))
 
     # -- construction ----------------------------------------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -86,7 +86,7 @@ class FileView(QWidget):
 
         self.tree = QTreeView()
         self.tree.setObjectName("tensorTree")
-        self.tree.setModel(self.proxy)
+        self.filter_switch = FilterSwitch(self.tree, self.tree_model, self.proxy, self._on_current_changed)
         self.tree.setUniformRowHeights(True)
         self.tree.setItemDelegateForColumn(Column.NAME, NameElideDelegate(self.tree))
         self.tree.setAlternatingRowColors(True)
@@ -100,7 +100,6 @@ class FileView(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         for column, width in COLUMN_WIDTHS.items():
             self.tree.setColumnWidth(column, width)
-        self.tree.selectionModel().currentChanged.connect(self._on_current_changed)
 
         self.hex_view = HexView()
         self.file_map = FileMap()
@@ -147,21 +146,28 @@ class FileView(QWidget):
             self.splitter.setSizes([total - hex_width, hex_width])
 
     # -- selection -------------------------------------------------------------------------------------------
+    def to_source(self, index: QModelIndex) -> QModelIndex:
+        """The tree-model index of an index of the tree view (which may show the filter proxy)."""
+        return self.filter_switch.to_source(index)
+
+    def current_source_index(self) -> QModelIndex:
+        return self.to_source(self.tree.currentIndex())
+
     def current_item(self):
-        return self.tree_model.item(self.proxy.mapToSource(self.tree.currentIndex()))
+        return self.tree_model.item(self.current_source_index())
 
     def selected_items(self) -> list:
         rows = self.tree.selectionModel().selectedRows(0)
-        return [self.tree_model.item(self.proxy.mapToSource(i)) for i in rows]
+        return [self.tree_model.item(self.to_source(i)) for i in rows]
 
     def select_item(self, tensor: Tensor | None, role: str | None = None, scroll_hex: bool = True) -> bool:
         """Make a tensor (or one of its components, or the file row when ``tensor`` is None) current."""
         source = self.tree_model.index_of(tensor, role) if tensor is not None else self.tree_model.file_index()
-        index = self.proxy.mapFromSource(source)
+        index = self.filter_switch.to_view(source)
         if not index.isValid() and self.proxy.pattern:
             self.filter_edit.clear()
             self._apply_filter()
-            index = self.proxy.mapFromSource(source)
+            index = self.filter_switch.to_view(source)
         if not index.isValid():
             return False
         self._scroll_hex_on_select = scroll_hex
@@ -172,13 +178,13 @@ class FileView(QWidget):
         return True
 
     def _on_current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
-        source = self.proxy.mapToSource(current)
+        source = self.to_source(current)
         item = self.tree_model.item(source)
         tensor = self.tree_model.tensor_of(source)
         if tensor is not None and not stored_here(self.tensor_file, tensor):
             self._show_shard_of(tensor)
         here = tensor is None or (tensor.extra.get("source") or self.tensor_file.source) is self._shown_source
-        span = self.proxy.data(current, TreeRole.BYTE_RANGE) if here and isinstance(item, (Tensor, Component)) else None
+        span = current.data(TreeRole.BYTE_RANGE) if here and isinstance(item, (Tensor, Component)) else None
         if span is not None:
             self.hex_view.set_selection(*span, scroll=self._scroll_hex_on_select)
             self.file_map.set_selection(*span)
@@ -246,7 +252,7 @@ class FileView(QWidget):
 
     def properties(self) -> list[properties.Prop]:
         """The properties-panel rows of the current item."""
-        index = self.proxy.mapToSource(self.tree.currentIndex())
+        index = self.current_source_index()
         item = self.tree_model.item(index)
         size = self.tensor_file.size
         if isinstance(item, Component):
@@ -266,18 +272,19 @@ class FileView(QWidget):
 
     def _apply_filter(self) -> None:
         self._filter_timer.stop()
-        self.proxy.set_pattern(self.filter_edit.text())
+        self.filter_switch.set_pattern(self.filter_edit.text())
         total = len(self.tensor_file.tensors)
         self.match_label.setText(f"{self.proxy.match_count():,} / {total:,}" if self.proxy.pattern else "")
-        file_index = self.proxy.index(0, 0)
+        file_index = self.tree.model().index(0, 0)
         self.tree.expand(file_index)
         if self.proxy.pattern and self.tree_model.grouped and self.proxy.match_count() <= EXPAND_MATCHES:
             self._expand_groups(file_index)
 
     def _expand_groups(self, parent: QModelIndex) -> None:
-        for row in range(self.proxy.rowCount(parent)):
-            child = self.proxy.index(row, 0, parent)
-            if self.proxy.data(child, TreeRole.KIND) == NodeKind.GROUP.value:
+        model = self.tree.model()
+        for row in range(model.rowCount(parent)):
+            child = model.index(row, 0, parent)
+            if child.data(TreeRole.KIND) == NodeKind.GROUP.value:
                 self.tree.expand(child)
                 self._expand_groups(child)
 
@@ -287,7 +294,7 @@ class FileView(QWidget):
         current = self.current_item()
         self.tree_model.set_grouped(grouped)
         self.group_button.setChecked(grouped)
-        self.tree.expand(self.proxy.index(0, 0))
+        self.tree.expand(self.tree.model().index(0, 0))
         tensor = current if isinstance(current, Tensor) else None
         self.select_item(tensor, scroll_hex=False)
 
@@ -298,11 +305,13 @@ class FileView(QWidget):
     # -- verification ----------------------------------------------------------------------------------------
     def verify(self, selection_only: bool = False):
         """Verify every recorded digest, or those of the selected rows; returns the task (or None)."""
+        from ztviewer.codec.digest import components_with_digests
+
         if not selection_only:
             return self.verifier.start(components_with_digests(self.tensor_file))
         pairs: dict[tuple[int, str], tuple[Tensor, Component]] = {}
         for index in self.tree.selectionModel().selectedRows(0):
-            source = self.proxy.mapToSource(index)
+            source = self.to_source(index)
             item = self.tree_model.item(source)
             if isinstance(item, TensorFile):
                 return self.verifier.start(components_with_digests(self.tensor_file))

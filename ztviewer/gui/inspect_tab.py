@@ -2,19 +2,22 @@
 the right of the tensor tree, fed by the tree's current item."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import QBoxLayout, QTabWidget, QVBoxLayout, QWidget
 
 from ztviewer.codec.model import Tensor
 
-from .views.inspect import InspectPanel
+if TYPE_CHECKING:
+    from .views.inspect import InspectPanel
 
 INSPECT_SHARE = 0.6  # the right side gets at least this share of the width when Inspect is chosen
 
 
 class LazyInspectPage(QWidget):
     """The Inspect tab's page. The real :class:`InspectPanel` (a dozen pyqtgraph plots) is built the first
-    time it is needed, so opening a file costs nothing for views nobody looked at. Attribute access is
-    forwarded to the panel (building it)."""
+    time it is needed (and so is pyqtgraph imported), so opening a file costs nothing for views nobody looked
+    at. Attribute access is forwarded to the panel (building it)."""
 
     def __init__(self, view) -> None:
         super().__init__()
@@ -26,6 +29,8 @@ class LazyInspectPage(QWidget):
     @property
     def panel(self) -> InspectPanel:
         if self._panel is None:
+            from .views.inspect import InspectPanel
+
             panel = self._panel = InspectPanel()
             self.layout().addWidget(panel)
             panel.set_file(self._view.tensor_file)
@@ -66,7 +71,7 @@ def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> LazyInsp
         tensor = None
         tree = getattr(view, "tree", None)
         if tree is not None and not isinstance(item, Tensor):
-            tensor = view.tree_model.tensor_of(view.proxy.mapToSource(tree.currentIndex()))
+            tensor = view.tree_model.tensor_of(view.current_source_index())
         pending[:] = [(item, tensor)]
         if tabs.currentWidget() is page:  # nothing is read or computed while the hex view is in front
             page.panel.show_item(*pending.pop())

@@ -14,7 +14,6 @@ from shiboken6 import Shiboken
 from ztviewer import __version__
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
-from .dialogs.goto_offset import GoToOffsetDialog
 from .editing.controller import EditController
 from .file_layout import build_layout
 from .file_view import FileView
@@ -209,7 +208,7 @@ class MainWindow(QMainWindow):
         view.opened_as.add(requested)  # a folder or shard may open as its whole set, named by its index
         self._remove_tab_widget(placeholder)
         tf = opened.tensor_file
-        errors = sum(1 for p in tf.all_problems() if p.is_error)
+        errors, _warnings = view.problems_model.counts()
         note = f", {errors} error{'s' if errors != 1 else ''}" if errors else ""
         self.statusBar().showMessage(f"Opened {tf.path} in {opened.seconds * 1000:.0f} ms{note}", 8000)
 
@@ -268,6 +267,8 @@ class MainWindow(QMainWindow):
         view = self.current_view()
         if view is None:
             return
+        from .dialogs.goto_offset import GoToOffsetDialog
+
         dialog = GoToOffsetDialog(view.tensor_file.size, view.hex_view.cursor_offset(), self)
         dialog.accepted.connect(lambda: view.go_to_offset(dialog.offset))
         dialog.finished.connect(dialog.deleteLater)

@@ -60,8 +60,8 @@ def file_props(tf: TensorFile, layout: FileLayout | None) -> list[Prop]:
                Prop("compression ratio", _ratio(known_dense, stored))]
     if layout is not None:
         for kind, label in (("padding", "zero padding"), ("gap", "gaps"), ("overlap", "overlaps")):
-            segments = [s for s in layout.segments if s.kind == kind]
-            derived.append(Prop(label, f"{len(segments):,} ranges, {sum(s.length for s in segments):,} bytes"))
+            count, nbytes = layout.totals(kind)
+            derived.append(Prop(label, f"{count:,} ranges, {nbytes:,} bytes"))
     props = [Prop("File", "", general)]
     if regions:
         props.append(Prop("Regions", f"{len(regions)}", regions))

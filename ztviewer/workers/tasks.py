@@ -9,7 +9,6 @@ from typing import Any, Callable, Sequence
 
 from ztviewer.codec import Problem, Severity, TensorFile
 from ztviewer.codec.multifile import open_path
-from ztviewer.codec.digest import verify_component
 from ztviewer.codec.errors import CodecError, DigestMismatch
 from ztviewer.codec.model import Component, Tensor
 from ztviewer.codec.source import Source
@@ -148,6 +147,8 @@ class VerifyDigestsTask(Worker):
                              counts[DigestState.INVALID], done, time.perf_counter() - start)
 
     def _verify_one(self, tensor: Tensor, component: Component, advance: Callable[[int], None]) -> ComponentCheck:
+        from ztviewer.codec.digest import verify_component   # crc32c loads importlib.metadata: not at start-up
+
         try:
             source = self.tensor_file.source_for(tensor)
         except ValueError as exc:  # no open source holds this tensor's bytes

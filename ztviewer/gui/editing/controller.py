@@ -15,18 +15,19 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QStyle,
     QUndoView,
+    QWidget,
 )
 
 from ztviewer.codec import Tensor
 
-from .attributes_editor import AttributesEditor
-from .saving import SaveFlow
 from .session import EditSession, create_session
 from .tree_edits import TreeEditing
 
 if TYPE_CHECKING:
     from ..file_view import FileView
     from ..main_window import MainWindow
+    from .attributes_editor import AttributesEditor
+    from .saving import SaveFlow
 
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
 
@@ -41,7 +42,7 @@ class EditController(QObject):
         self.redo_action = self.group.createRedoAction(window, "&Redo")
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z")] + [
             k for k in QKeySequence.keyBindings(QKeySequence.StandardKey.Redo) if k != QKeySequence("Ctrl+Shift+Z")])
-        self.saver = SaveFlow(self)
+        self._saver: SaveFlow | None = None
         self.save_action = self._action("&Save", self.save_current, QKeySequence.StandardKey.Save,
                                         "Write the edits to the file (same format), safely")
         self.save_action.setIcon(window.style().standardIcon(QStyle.StandardPixmap.SP_DialogSaveButton))
@@ -51,12 +52,41 @@ class EditController(QObject):
                                           "Rename the current tensor (F2 in the tree)")
         self.delete_action = self._action("&Delete Tensor", lambda: self._tree("delete_selected"), None,
                                           "Delete the selected tensors from the saved file (Del in the tree)")
-        self.editor = AttributesEditor()
+        self._editor: AttributesEditor | None = None
         self.history = QUndoView(self.group)
         self.history.setObjectName("undoHistory")
         self.history.setEmptyLabel("<opened file>")
-        self.attributes_dock = self._dock("Attributes", "attributesDock", self.editor)
+        self.attributes_dock = self._dock("Attributes", "attributesDock", None)
+        self.attributes_dock.visibilityChanged.connect(self._on_attributes_shown)
         self.history_dock = self._dock("History", "historyDock", self.history)
+
+    @property
+    def editor(self) -> AttributesEditor:
+        """The attributes table, built when its dock is first shown: showing attributes makes the current
+        file's edit document, which opening a file alone should not cost."""
+        if self._editor is None:
+            self._build_editor()
+        return self._editor
+
+    def _build_editor(self) -> None:
+        from .attributes_editor import AttributesEditor
+
+        self._editor = AttributesEditor()
+        self.attributes_dock.setWidget(self._editor)
+        self.on_selection(self.window.current_view())
+        self.update_actions()
+
+    @property
+    def saver(self) -> SaveFlow:
+        if self._saver is None:
+            from .saving import SaveFlow
+
+            self._saver = SaveFlow(self)
+        return self._saver
+
+    def _on_attributes_shown(self, visible: bool) -> None:
+        if visible and self._editor is None:
+            self._build_editor()
 
     def _action(self, text: str, slot: Callable, shortcut, tip: str) -> QAction:
         action = QAction(text, self.window)
@@ -68,10 +98,11 @@ class EditController(QObject):
         action.triggered.connect(slot)
         return action
 
-    def _dock(self, title: str, name: str, widget) -> QDockWidget:
+    def _dock(self, title: str, name: str, widget: QWidget | None) -> QDockWidget:
         dock = QDockWidget(title, self.window)
         dock.setObjectName(name)
-        dock.setWidget(widget)
+        if widget is not None:
+            dock.setWidget(widget)
         self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
         return dock
 
@@ -123,12 +154,12 @@ class EditController(QObject):
         self.update_actions()
 
     def on_selection(self, view: FileView | None) -> None:
-        if view is not self.window.current_view():
+        if view is not self.window.current_view() or self._editor is None:
             return
         session = self.session_of(view)
         scope = None
         if session is not None:
-            tensor = view.tree_model.tensor_of(view.proxy.mapToSource(view.tree.currentIndex()))
+            tensor = view.tree_model.tensor_of(view.current_source_index())
             scope = session.current_name(tensor) if isinstance(tensor, Tensor) else None
         self.editor.set_scope(session, scope)
 
@@ -149,11 +180,13 @@ class EditController(QObject):
     def update_actions(self) -> None:
         session = self.session_of(self.window.current_view())
         idle = session is not None and not session.saving
-        self.save_action.setEnabled(idle and session.writable)
+        # Only edits make Save useful (and asking ``writable`` of an untouched file would load every writer).
+        self.save_action.setEnabled(idle and session.modified and session.writable)
         self.save_as_action.setEnabled(idle)
         self.rename_action.setEnabled(idle)
         self.delete_action.setEnabled(idle)
-        self.editor.setEnabled(session is None or not session.saving)
+        if self._editor is not None:
+            self._editor.setEnabled(session is None or not session.saving)
 
     def _tree(self, method: str) -> None:
         view = self.window.current_view()

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from ztviewer.codec.save import SaveResult
-from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.workers.tasks import OpenedFile, SaveTask
 
-from ..dialogs.save_as import SaveAsDialog
-from ..editing.conversion import with_extension
 from .save_progress import SaveProgress
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:     # the dialog and the writers are imported on the first Save As, not at start-up
+    from ztviewer.codec.save import SaveResult
+    from ztviewer.codec.writers.document import EditableDocument
+
+    from ..dialogs.save_as import SaveAsDialog
     from ..file_view import FileView
     from .controller import EditController
 
@@ -32,6 +32,9 @@ class SaveFlow(QObject):
         session = self.controller.session_of(view)
         if session is None or session.saving:
             return None
+        from ..dialogs.save_as import SaveAsDialog
+        from .conversion import with_extension
+
         root, _ = os.path.splitext(view.tensor_file.path)
         dialog = SaveAsDialog(session.doc, with_extension(root + "-edited", session.doc.target.key), self.window)
         dialog.accepted.connect(lambda: self._accepted(view, dialog))

@@ -6,14 +6,17 @@ command's first ``redo()`` (the push) is then a no-op; later redos re-apply, und
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from ztviewer.codec import TensorFile
-from ztviewer.codec.edit import Command
 from ztviewer.codec.errors import EditRefused
-from ztviewer.codec.writers.document import EditableDocument
-from ztviewer.codec.writers.targets import target_of
+
+if TYPE_CHECKING:
+    from ztviewer.codec.edit import Command
+    from ztviewer.codec.writers.document import EditableDocument
 
 
 class CodecUndoCommand(QUndoCommand):
@@ -41,6 +44,9 @@ class EditSession(QObject):
 
     Files in a read-only format (sharded checkpoints, datasets, zt v2) get a zTensor v1.0 document: they can be
     edited and saved with Save As, not written back (:attr:`writable` is False).
+
+    The document (a copy of every tensor's names and attributes) is built on first use: most files are only
+    looked at, and a 10,000-tensor copy would cost more than showing the tree.
     """
 
     changed = Signal()
@@ -48,16 +54,32 @@ class EditSession(QObject):
     def __init__(self, tensor_file: TensorFile, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.tensor_file = tensor_file
-        try:
-            target_of(tensor_file)
-            self.writable = True
-            self.doc = EditableDocument(tensor_file)
-        except EditRefused:
-            self.writable = False
-            self.doc = EditableDocument(tensor_file, "zt-v1.0")
+        self._writable: bool | None = None
+        self._doc: EditableDocument | None = None
         self.saving = False
         self.stack = QUndoStack(self)
         self.stack.cleanChanged.connect(lambda clean: self.changed.emit())
+
+    @property
+    def writable(self) -> bool:
+        """Whether the file's own format can be written back (Save); otherwise only Save As."""
+        if self._writable is None:
+            from ztviewer.codec.writers.targets import target_of
+
+            try:
+                target_of(self.tensor_file)
+                self._writable = True
+            except EditRefused:
+                self._writable = False
+        return self._writable
+
+    @property
+    def doc(self) -> EditableDocument:
+        if self._doc is None:
+            from ztviewer.codec.writers.document import EditableDocument
+
+            self._doc = EditableDocument(self.tensor_file, None if self.writable else "zt-v1.0")
+        return self._doc
 
     def push(self, command: Command) -> None:
         """Apply ``command`` (raises EditRefused when refused, nothing changes) and put it on the stack."""
@@ -105,12 +127,11 @@ class EditSession(QObject):
 
     def current_name(self, original) -> str | None:
         """The current name of an original (reader) Tensor, or None when it was deleted."""
+        if self._doc is None:     # nothing edited yet
+            return original.name
         return next((t.name for t in self.doc.tensors if t.original is original), None)
 
 
 def create_session(tensor_file: TensorFile, parent: QObject | None = None) -> EditSession | None:
     """An edit session, or None for a file that could not be read (nothing to edit)."""
-    try:
-        return EditSession(tensor_file, parent)
-    except EditRefused:
-        return None
+    return EditSession(tensor_file, parent) if tensor_file.readable else None

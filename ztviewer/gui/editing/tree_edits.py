@@ -10,7 +10,6 @@ from PySide6.QtGui import QAction, QBrush, QColor, QFont
 from PySide6.QtWidgets import QMenu
 
 from ztviewer.codec import Component, Tensor
-from ztviewer.codec.edit import DeleteTensor, RenameTensor
 
 from ..models.tree_roles import Column
 
@@ -113,11 +112,15 @@ class TreeEditing(QObject):
         new = self.ask_text("Rename Tensor", f"New name for {name}:", name)
         if new is None or new == name:
             return
+        from ztviewer.codec.edit import RenameTensor
+
         self._push([RenameTensor(name, new)], f"rename {name}")
 
     def delete_selected(self) -> None:
         names = [n for n in (self.session.current_name(t) for t in self.selected_tensors()) if n is not None]
         if names:
+            from ztviewer.codec.edit import DeleteTensor
+
             self._push([DeleteTensor(n) for n in names], f"delete {len(names)} tensors")
 
     def _push(self, commands, macro: str) -> None:

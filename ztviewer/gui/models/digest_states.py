@@ -21,15 +21,20 @@ class DigestStates:
 
     def __init__(self, tensors: list[Tensor]) -> None:
         self._changed: dict[tuple[int, str], DigestState] = {}
-        self._totals: Counter[DigestState] = Counter(
-            DigestState.initial(c) for t in tensors for c in t.components.values())
+        components = recorded = 0
+        for tensor in tensors:       # the digests alone: a deferred component is not built for them
+            digests = tensor.component_digests()
+            components += len(digests)
+            recorded += len(digests) - digests.count(None)
+        self._totals: Counter[DigestState] = Counter({DigestState.UNCHECKED: recorded,
+                                                      DigestState.NONE: components - recorded})
 
     def of(self, tensor: Tensor, component: Component) -> DigestState:
         return self._changed.get((id(tensor), component.role)) or DigestState.initial(component)
 
     def of_tensor(self, tensor: Tensor) -> DigestState:
         if not self._changed:      # nothing verified yet: a digest makes it unchecked
-            recorded = any(c.digest is not None for c in tensor.components.values())
+            recorded = any(digest is not None for digest in tensor.component_digests())
             return DigestState.UNCHECKED if recorded else DigestState.NONE
         return worst(self.of(tensor, c) for c in tensor.components.values())
 

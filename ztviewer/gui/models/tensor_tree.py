@@ -21,9 +21,7 @@ from .tree_nodes import (FILE_ID, GROUP_FLAG, SLOT_MASK, Grouping, NodeKind, Ten
                          component_slot, kind_of, tensor_id, tensor_position)
 
 AnyIndex = QModelIndex | QPersistentModelIndex
-_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-_LEAF_FLAGS = _FLAGS | Qt.ItemFlag.ItemNeverHasChildren
-_NO_FLAGS = Qt.ItemFlag.NoItemFlags
+_COLUMNS = tuple(Column)
 _DIGEST_ROLES = [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole]
 
 
@@ -44,10 +42,12 @@ class TensorTreeModel(QAbstractItemModel):
         self.tensors = tensor_file.tensors
         self.digests = DigestStates(self.tensors)
         self._position = {id(t): i for i, t in enumerate(self.tensors)}
-        self._roles = [list(t.components) for t in self.tensors]
+        self._component_counts = [t.component_count for t in self.tensors]
+        self._roles: dict[int, list[str]] = {}      # position -> component roles, for tensors shown expanded
         self._order = list(range(len(self.tensors)))
         self._rank = list(self._order)
         self._sort = (-1, Qt.SortOrder.AscendingOrder)
+        self._digests_changed = False               # since the last sort
         self._grouping: Grouping | None = None
         self._group_states: dict[int, DigestState] = {}
         self._components_shown: set[int] = set()   # tensors whose component rows were ever asked for
@@ -68,7 +68,13 @@ class TensorTreeModel(QAbstractItemModel):
         tensor = self.tensors[tensor_position(node)]
         if kind is NodeKind.TENSOR:
             return tensor
-        return tensor.components[self._roles[tensor_position(node)][component_slot(node)]]
+        return tensor.components[self._roles_of(tensor_position(node))[component_slot(node)]]
+
+    def _roles_of(self, position: int) -> list[str]:
+        roles = self._roles.get(position)
+        if roles is None:
+            roles = self._roles[position] = list(self.tensors[position].components)
+        return roles
 
     def group(self, node_id: int) -> TensorGroup:
         return self._grouping.group(node_id)
@@ -93,7 +99,7 @@ class TensorTreeModel(QAbstractItemModel):
         if role is not None:
             if role not in tensor.components:
                 return QModelIndex()
-            slot = self._roles[position].index(role)
+            slot = self._roles_of(position).index(role)
             return self.createIndex(slot, column, component_id(position, slot))
         _, row = self._place(tensor_id(position))
         return self.createIndex(row, column, tensor_id(position))
@@ -122,12 +128,13 @@ class TensorTreeModel(QAbstractItemModel):
         changed = [(t, r) for t, r, s in updates if r in t.components and self.digests.set(t, t.components[r], s)]
         if not changed:
             return
+        self._digests_changed = True
         self._group_states.clear()
         rows: dict[int, list[int]] = {FILE_ID: []}    # parent node -> changed child rows
         for tensor, role in changed:
             position = self._position[id(tensor)]
             if position in self._components_shown:
-                rows.setdefault(tensor_id(position), []).append(self._roles[position].index(role))
+                rows.setdefault(tensor_id(position), []).append(self._roles_of(position).index(role))
             place = self._grouping.known_place(position) if self._grouping is not None else (FILE_ID, self._rank[position])
             while place is not None:
                 parent, row = place
@@ -163,7 +170,8 @@ class TensorTreeModel(QAbstractItemModel):
         return self._child(parent.internalId(), row) if parent.isValid() else FILE_ID
 
     # The methods below run once per row whenever a view lays out an expanded node (100,000 times for a
-    # big file), so they avoid helper calls and enum arithmetic.
+    # big file), so they avoid helper calls and enum arithmetic. ``flags`` is not overridden: the view asks
+    # it twice per row, and the base class answers "enabled, selectable" for every row without Python.
     def _child(self, node: int, row: int) -> int:
         """Id of child ``row`` of ``node``; IndexError when there is no such row."""
         if node == FILE_ID:
@@ -171,7 +179,7 @@ class TensorTreeModel(QAbstractItemModel):
         if node & GROUP_FLAG:
             return self._grouping.children(node)[row]
         position = (node >> 8) - 1
-        if node & SLOT_MASK or row >= len(self._roles[position]):
+        if node & SLOT_MASK or row >= self._component_counts[position]:
             raise IndexError(row)
         self._components_shown.add(position)
         return node | (row + 1)
@@ -212,7 +220,7 @@ class TensorTreeModel(QAbstractItemModel):
             return len(self._grouping.root) if self._grouping is not None else len(self.tensors)
         if node & GROUP_FLAG:
             return len(self._grouping.children(node))
-        return 0 if node & SLOT_MASK else len(self._roles[(node >> 8) - 1])
+        return 0 if node & SLOT_MASK else self._component_counts[(node >> 8) - 1]
 
     def hasChildren(self, parent: AnyIndex = QModelIndex()) -> bool:
         if not parent.isValid():
@@ -224,15 +232,10 @@ class TensorTreeModel(QAbstractItemModel):
             return bool(self.tensors)
         if node & GROUP_FLAG:
             return True   # a group always has members; do not build it to find out
-        return not node & SLOT_MASK and bool(self._roles[(node >> 8) - 1])
+        return not node & SLOT_MASK and self._component_counts[(node >> 8) - 1] > 0
 
     def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:
         return COLUMN_COUNT
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return _NO_FLAGS
-        return _LEAF_FLAGS if index.internalId() & SLOT_MASK else _FLAGS
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(Column):
@@ -255,11 +258,19 @@ class TensorTreeModel(QAbstractItemModel):
             value = self.edit_overlay.data(index, role)
             if value is not None:
                 return value
-        return tree_text.cell(self, index, Column(index.column()), role)
+        if role not in tree_text.CELL_ROLES:
+            return None
+        return tree_text.cell(self, index, _COLUMNS[index.column()], role)
 
     # -- sorting -------------------------------------------------------------------------------------------
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Sort tensors by a column (``-1``: manifest order). Components keep their manifest order."""
+        """Sort tensors by a column (``-1``: manifest order). Components keep their manifest order.
+
+        The order in force is not sorted again (a view asks for it whenever it is given the model), unless
+        it is by digest state and verification changed states since."""
+        if (column, order) == self._sort and not (column == Column.DIGEST and self._digests_changed):
+            return
+        self._digests_changed = False
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
         nodes = [(p.internalId(), p.column()) for p in persistent]
@@ -274,10 +285,11 @@ class TensorTreeModel(QAbstractItemModel):
         self._sort = (column, order)
         if self._grouping is not None:
             self._grouping.resort(self._rank, descending and column == Column.NAME)
-        self.changePersistentIndexList(persistent, [self._index_for_node(n, c) for n, c in nodes])
+        self.changePersistentIndexList(persistent, [self.index_for_node(n, c) for n, c in nodes])
         self.layoutChanged.emit()
 
-    def _index_for_node(self, node: int, column: int) -> QModelIndex:
+    def index_for_node(self, node: int, column: int = 0) -> QModelIndex:
+        """The index of a row known by its internal id (ids stay the same when rows are sorted)."""
         kind = kind_of(node)
         if kind is NodeKind.FILE:
             return self.createIndex(0, column, node)

@@ -48,6 +48,11 @@ class TensorFilterProxy(QSortFilterProxyModel):
     def pattern(self) -> str:
         return self._pattern
 
+    @staticmethod
+    def filters_with(pattern: str) -> bool:
+        """Whether ``pattern`` hides anything (an empty or blank one shows every tensor)."""
+        return name_matcher(pattern) is not None
+
     def match_count(self) -> int:
         return len(self.tree().tensors) if self._matches is None else len(self._matches)
 

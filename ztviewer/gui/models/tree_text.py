@@ -27,6 +27,9 @@ DIGEST_TIP = {DigestState.NONE: "the file records no digest", DigestState.UNCHEC
               DigestState.MISMATCH: "the stored bytes do not match the recorded digest",
               DigestState.INVALID: "the recorded digest cannot be checked"}
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+#: The roles :func:`cell` can answer; a view asks for more (font, background, check state) for every cell.
+CELL_ROLES = frozenset({R.DisplayRole, R.ToolTipRole, R.ForegroundRole, R.DecorationRole, R.TextAlignmentRole,
+                        TreeRole.SORT, TreeRole.BYTE_RANGE, TreeRole.DIGEST_STATE})
 
 
 def tensor_span(tensor: Tensor) -> tuple[int, int] | None:
@@ -65,9 +68,9 @@ def sort_key(tensor: Tensor, column: Column, digests: DigestStates) -> Any:
 
 
 def cell(model: "TensorTreeModel", index, column: Column, role: int) -> Any:
-    item = model.item(index)
     if role == R.TextAlignmentRole:
         return _RIGHT if column in (Column.STORED, Column.OFFSET) else None
+    item = model.item(index)
     if role == TreeRole.BYTE_RANGE:
         return _byte_range(item)
     if role == TreeRole.DIGEST_STATE:

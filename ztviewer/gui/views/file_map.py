@@ -1,11 +1,14 @@
 """A bar showing the whole file's layout: structure, blobs coloured per tensor, padding, gaps, overlaps.
 
 The bar is rendered once per size/layout into an image (one colour per pixel column: the most telling
-segment in it wins), so files with 100,000 blobs repaint instantly; the selection and the hex view's visible
-window are drawn over it.
+segment in it wins, chosen over whole columns of segments at once), so files with 100,000 blobs repaint
+instantly; the selection and the hex view's visible window are drawn over it.
 """
 from __future__ import annotations
 
+from itertools import pairwise
+
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
@@ -13,6 +16,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from .. import theme
 from ..file_layout import FileLayout, Segment
 from ..formatting import human_bytes
+from .file_map_columns import column_winners
 
 # Which segment colours a pixel column that several share (higher wins).
 _PRIORITY = {"overlap": 5, "gap": 4, "blob": 3, "padding": 0, "unparsed": 0}
@@ -130,28 +134,14 @@ class FileMap(QWidget):
 
     # -- painting ---------------------------------------------------------------------------------------------
     def _render_bar(self, width: int) -> QImage:
-        columns: list[Segment | None] = [None] * width
-        scale = width / self._size()
-        for segment in self._layout.segments:
-            first = min(width - 1, int(segment.offset * scale))
-            last = max(first, min(width - 1, int((segment.end - 1) * scale)))
-            rank = _PRIORITY.get(segment.kind, 2)
-            for x in (range(first, last + 1) if last - first < 2 else (first, last)):
-                current = columns[x]
-                if current is None or rank > _PRIORITY.get(current.kind, 2):
-                    columns[x] = segment
-            if last - first >= 2:
-                columns[first + 1:last] = [segment] * (last - first - 1)
+        winners = column_winners(self._layout, width, _PRIORITY)
         image = QImage(width, _BAR_H, QImage.Format.Format_RGB32)
         image.fill(self.palette().color(QPalette.ColorRole.Base))
         painter = QPainter(image)
-        start = 0
-        for x in range(1, width + 1):
-            if x == width or columns[x] is not columns[start]:
-                segment = columns[start]
-                if segment is not None:
-                    painter.fillRect(start, 0, x - start, _BAR_H, self._color(segment))
-                start = x
+        bounds = [0, *(np.flatnonzero(np.diff(winners)) + 1).tolist(), width]
+        for start, stop in pairwise(bounds):
+            if winners[start] >= 0:
+                painter.fillRect(start, 0, stop - start, _BAR_H, self._color(self._layout.segment(int(winners[start]))))
         painter.end()
         return image
 
@@ -183,7 +173,7 @@ class FileMap(QWidget):
         painter.drawPolygon(QPolygonF([QPointF(middle - 4, 0), QPointF(middle + 4, 0), QPointF(middle, 4)]))
 
     def _paint_legend(self, painter: QPainter, palette: QPalette) -> None:
-        kinds = {s.kind for s in self._layout.segments}
+        kinds = self._layout.kinds()
         x, y = float(_MARGIN), self.bar_rect().bottom() + 6
         metrics = painter.fontMetrics()
         painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))

@@ -1,0 +1,50 @@
+"""Opening a file pays only for what the first window shows (issue 4: start-up to a visible tree)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+from window_helpers import open_in_window
+
+from ztviewer.codec.writers.arrays import save_arrays
+
+DEFERRED = ("pyqtgraph", "ztviewer.gui.views.inspect", "ztviewer.codec.writers", "ztviewer.codec.edit",
+            "ztviewer.gui.editing.attributes_editor", "ztviewer.gui.dialogs.save_as")
+
+_OPEN_AND_LIST = r"""
+import sys
+from PySide6.QtCore import QSettings
+from ztviewer.gui.app import create_application
+from ztviewer.gui.main_window import MainWindow
+app = create_application()
+window = MainWindow(settings=QSettings(sys.argv[2], QSettings.Format.IniFormat))
+window.show()
+window.open_path(sys.argv[1])
+while window.view_for(sys.argv[1]) is None:
+    app.processEvents()
+window.view_for(sys.argv[1]).tree.viewport().repaint()
+app.processEvents()
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def test_the_first_window_imports_no_plots_writers_or_editors(tmp_path):
+    path = tmp_path / "small.zt"
+    save_arrays(path, {"a": np.zeros(4, np.float32)})
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ZTVIEWER_NEW_INSTANCE="1")
+    done = subprocess.run([sys.executable, "-c", _OPEN_AND_LIST, str(path), str(tmp_path / "s.ini")],
+                          capture_output=True, text=True, env=env, timeout=120, check=True)
+    loaded = done.stdout.split()
+    assert [m for m in loaded if m.startswith(DEFERRED)] == []
+
+
+def test_opening_builds_the_components_of_the_rows_on_screen_only(qtbot, window, tmp_path):
+    from benchmarks.files import many_zt
+
+    path, count, _, _ = many_zt(tmp_path, quick=True)        # plain entries: the reader defers components
+    view = open_in_window(qtbot, window, path)
+    view.tree.viewport().repaint()
+    built = sum(t._components is not None for t in view.tensor_file.tensors)
+    assert built < count // 4, built
