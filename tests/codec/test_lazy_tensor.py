@@ -32,6 +32,8 @@ def test_containers_are_created_on_first_use_and_stay_per_tensor():
     a.attributes["k"] = 1
     a.problems.append(error("bad", tensor="a"))
     a.extra["shard"] = "s"
+    assert b.extra_value("shard", "none") == "none" and b._extra is None
+    assert a.extra_value("shard") == "s"
     assert (b.attributes, b.problems, b.extra) == ({}, [], {})
     assert a.has_errors and not b.has_errors
     b.components["data"].offset = 9

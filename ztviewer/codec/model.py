@@ -168,6 +168,11 @@ class Tensor:
     def extra(self, value: dict[str, Any]) -> None:
         self._extra = value
 
+    def extra_value(self, key: str, default: Any = None) -> Any:
+        """``extra.get(key, default)`` without creating ``extra`` for a tensor that has none."""
+        extra = self._extra
+        return extra.get(key, default) if extra else default
+
     def _fields(self) -> tuple[Any, ...]:
         return (self.name, self.dtype, self.shape, self.layout, self.components, self.attributes,
                 self.layout_spelling, self.problems, self.index, self.extra)
@@ -308,7 +313,7 @@ class TensorFile:
 
     def source_for(self, tensor: Tensor) -> "Source":
         """The source holding a tensor's bytes: the file's own, or its shard's in a multi-file set."""
-        source = tensor.extra.get("source") or self.source
+        source = tensor.extra_value("source") or self.source
         if source is None:
             raise ValueError(f"{self.path} has no open source")
         return source
@@ -323,7 +328,8 @@ class TensorFile:
     def all_problems(self) -> Iterator[Problem]:
         yield from self.problems
         for t in self.tensors:
-            yield from t.problems
+            if t._problems:
+                yield from t._problems
 
     @property
     def has_errors(self) -> bool:

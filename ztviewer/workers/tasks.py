@@ -8,12 +8,18 @@ from enum import Enum
 from typing import Any, Callable, Sequence
 
 from ztviewer.codec import Problem, Severity, TensorFile
-from ztviewer.codec.multifile import open_path
 from ztviewer.codec.errors import CodecError, DigestMismatch
 from ztviewer.codec.model import Component, Tensor
 from ztviewer.codec.source import Source
 
 from .base import Worker
+
+
+def open_path(path: str, *args: Any, **kwargs: Any) -> TensorFile:
+    """:func:`ztviewer.codec.multifile.open_path`, imported on the first open (in the worker, not at start-up)."""
+    from ztviewer.codec.multifile import open_path as open_any
+
+    return open_any(path, *args, **kwargs)
 
 
 @dataclass(slots=True)
