@@ -62,6 +62,7 @@ class FileView(QWidget):
         self.verifier = VerifyController(self.tensor_file, self.tree_model, self.problems_model, self.verify_bar,
                                          pool, self)
         self.verifier.message.connect(self.status_message)
+        self.tree_model.names_changed.connect(self._refilter)
         self.hex_view.set_source(self.tensor_file.source, self.layout_map)
         self.file_map.set_layout(self.layout_map)
         self.tree.expand(self.tree.model().index(0, 0))
@@ -273,6 +274,15 @@ class FileView(QWidget):
     def _apply_filter(self) -> None:
         self._filter_timer.stop()
         self.filter_switch.set_pattern(self.filter_edit.text())
+        self._show_matches()
+
+    def _refilter(self) -> None:
+        """Pending renames changed the names the tree shows: match the filter against the new names."""
+        if self.proxy.filters_with(self.proxy.pattern):
+            self.proxy.refilter()
+            self._show_matches()
+
+    def _show_matches(self) -> None:
         total = len(self.tensor_file.tensors)
         self.match_label.setText(f"{self.proxy.match_count():,} / {total:,}" if self.proxy.pattern else "")
         file_index = self.tree.model().index(0, 0)

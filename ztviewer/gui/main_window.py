@@ -137,9 +137,12 @@ class MainWindow(QMainWindow):
         return widget if isinstance(widget, FileView) else None
 
     def view_for(self, path: str) -> FileView | None:
+        return next(iter(self.views_for(path)), None)
+
+    def views_for(self, path: str) -> list[FileView]:
+        """The tabs showing ``path``: the file itself, or the set it opened as."""
         path = os.path.abspath(path)
-        return next((v for v in self.file_views()
-                     if path == os.path.abspath(v.tensor_file.path) or path in v.opened_as), None)
+        return [v for v in self.file_views() if path == os.path.abspath(v.tensor_file.path) or path in v.opened_as]
 
     # -- opening ---------------------------------------------------------------------------------------------
     def show_open_dialog(self) -> None:

@@ -208,6 +208,18 @@ class EditController(QObject):
         return {QMessageBox.StandardButton.Save: SAVE, QMessageBox.StandardButton.Discard: DISCARD}.get(
             QMessageBox.StandardButton(answer), CANCEL)
 
+    def ask_replace_unsaved(self, view: FileView) -> bool:
+        """Whether a Save As may replace the file of ``view``, another tab with unsaved edits (they are lost)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "ztviewer",
+                          f"{os.path.basename(view.tensor_file.path)} is open in another tab with unsaved edits.",
+                          QMessageBox.StandardButton.Cancel, self.window)
+        box.setObjectName("replaceUnsaved")
+        box.setInformativeText("Saving over it replaces the file and discards those edits.")
+        replace = box.addButton("Replace", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        return box.clickedButton() is replace
+
     def ask_text(self, title: str, label: str, text: str) -> str | None:
         value, ok = QInputDialog.getText(self.window, title, label, QLineEdit.EchoMode.Normal, text)
         return value.strip() if ok and value.strip() else None

@@ -1,5 +1,6 @@
 """Save and Save As for one tab: a copy of the document is written on a worker (progress strip with Cancel),
-then the saved file is reopened in the same tab (new tree, clean undo stack)."""
+then the saved file is reopened in the same tab (new tree, clean undo stack). Another tab showing the file a
+Save As replaces is closed (see :mod:`.replaced_tabs`)."""
 from __future__ import annotations
 
 import os
@@ -10,6 +11,7 @@ from PySide6.QtCore import QObject
 
 from ztviewer.workers.tasks import OpenedFile, SaveTask
 
+from .replaced_tabs import ReplacedTabs
 from .save_progress import SaveProgress
 
 if TYPE_CHECKING:     # the dialog and the writers are imported on the first Save As, not at start-up
@@ -44,14 +46,23 @@ class SaveFlow(QObject):
 
     def _accepted(self, view: FileView, dialog: SaveAsDialog) -> None:
         verdict = dialog.verdict
-        if verdict.doc is not None and self.window.tabs.indexOf(view) >= 0:
-            self.save(view, verdict.doc, dialog.path)
+        if verdict.doc is None or self.window.tabs.indexOf(view) < 0:
+            return
+        replaced = ReplacedTabs(self.controller, view, dialog.path)
+        if replaced.agreed():
+            self.save(view, verdict.doc, dialog.path, replaced=replaced)
 
     def save(self, view: FileView, doc: EditableDocument, path: str, reopen: bool = True,
-             then: Callable[[], None] | None = None) -> SaveTask:
-        """Write ``doc`` (copied, so edits and the save do not race) to ``path`` on a worker."""
+             then: Callable[[], None] | None = None, replaced: ReplacedTabs | None = None) -> SaveTask | None:
+        """Write ``doc`` (copied, so edits and the save do not race) to ``path`` on a worker; None when the
+        tab is already saving (or held by another tab's save over its file)."""
         session = self.controller.session_of(view)
+        if session.saving:
+            self.window.show_error(f"Cannot save {path}", "the file is being saved; try again once that has finished.")
+            return None
         session.saving = True
+        if replaced is not None:
+            replaced.hold(True)
         self.controller.update_actions()
         strip = SaveProgress(path, doc.target.label, view)
         view.layout().addWidget(strip)
@@ -67,6 +78,8 @@ class SaveFlow(QObject):
             strip.hide()
             strip.deleteLater()
             view.save_progress = None
+            if replaced is not None:
+                replaced.hold(False)
             self.controller.update_actions()
 
         def finished(result: SaveResult) -> None:
@@ -74,6 +87,8 @@ class SaveFlow(QObject):
             session.mark_clean()
             self.window.statusBar().showMessage(f"Saved {result.path} ({result.format}, {result.size:,} bytes)",
                                                 10000)
+            if replaced is not None:
+                replaced.close()
             if reopen:
                 self._reopen(view, result.path)
             if then is not None:

@@ -40,12 +40,19 @@ class TreeEditOverlay(QObject):
             if new != tensor.name:
                 state[id(tensor)] = (tensor, new)
         changed = [t for key, (t, _) in (self.state | state).items() if self.state.get(key) != state.get(key)]
+        renamed_before = self.renamed()
         self.state = state
+        if self.renamed() != renamed_before:       # before the repaint, so a filter re-matches first
+            self.model.names_changed.emit()
         for tensor in changed:
             first = self.model.index_of(tensor)
             if first.isValid():
                 last = first.siblingAtColumn(len(Column) - 1)
                 self.model.dataChanged.emit(first, last, list(self.roles))
+
+    def renamed(self) -> dict[int, str]:
+        """id(original tensor) -> pending new name, of every tensor renamed by unsaved edits."""
+        return {key: new for key, (_, new) in self.state.items() if new is not None}
 
     def data(self, index, role: int) -> Any:
         if index.column() != Column.NAME or not self.state:

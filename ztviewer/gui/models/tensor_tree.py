@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.workers.tasks import DigestState
@@ -35,6 +35,8 @@ class TensorTreeModel(QAbstractItemModel):
     grouped:
         Insert one level per dotted name prefix between the file and its tensors.
     """
+
+    names_changed = Signal()      # the edit overlay renamed tensors, or undid a rename
 
     def __init__(self, tensor_file: TensorFile, grouped: bool = False, parent=None) -> None:
         super().__init__(parent)
@@ -75,6 +77,14 @@ class TensorTreeModel(QAbstractItemModel):
         if roles is None:
             roles = self._roles[position] = list(self.tensors[position].components)
         return roles
+
+    def shown_names(self) -> list[str]:
+        """Every tensor's name as the name column shows it, by position: pending renames applied."""
+        names = [t.name for t in self.tensors]
+        if self.edit_overlay is not None:
+            for key, new_name in self.edit_overlay.renamed().items():
+                names[self._position[key]] = new_name
+        return names
 
     def group(self, node_id: int) -> TensorGroup:
         return self._grouping.group(node_id)

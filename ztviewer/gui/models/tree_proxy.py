@@ -31,7 +31,8 @@ def name_matcher(pattern: str):
 class TensorFilterProxy(QSortFilterProxyModel):
     """Shows tensors whose name matches the filter, the groups containing them, and all their components.
 
-    Matches are computed once per filter text over all names, so the per-row test is a set lookup.
+    Names are matched as the tree shows them, pending renames applied. Matches are computed once per filter
+    text (and again when a rename changes a shown name) over all names, so the per-row test is a set lookup.
     ``sort`` is forwarded to the source model, which sorts whole columns without per-comparison calls.
     """
 
@@ -59,11 +60,15 @@ class TensorFilterProxy(QSortFilterProxyModel):
     def set_pattern(self, pattern: str) -> None:
         if pattern == self._pattern:
             return
-        self.beginFilterChange()
         self._pattern = pattern
-        matcher = name_matcher(pattern)
-        tensors = self.tree().tensors
-        self._matches = None if matcher is None else {i for i, t in enumerate(tensors) if matcher(t.name)}
+        self.refilter()
+
+    def refilter(self) -> None:
+        """Match the pattern (again, when a pending rename or its undo changed the names the tree shows)."""
+        self.beginFilterChange()
+        matcher = name_matcher(self._pattern)
+        self._matches = None if matcher is None else {
+            i for i, name in enumerate(self.tree().shown_names()) if matcher(name)}
         self._group_hits.clear()
         self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 

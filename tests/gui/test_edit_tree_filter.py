@@ -1,0 +1,100 @@
+"""The tree filter matches the names the tree shows: pending renames by their new name, through undo and redo;
+pending deletions (shown struck out under their name) by that name."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from test_edit_attributes import discard_on_teardown, make_file, opened, select_tensor  # noqa: F401
+from test_tree_filter import set_filter, view_index
+
+from ztviewer.codec.edit import RenameTensor
+from ztviewer.codec.writers.arrays import save_arrays
+from ztviewer.gui.models.tree_roles import TreeRole
+
+
+def shown_tensor_names(view) -> list[str]:
+    """The name cells of the tensor rows the tree shows (every level below the file row)."""
+    model = view.tree.model()
+    names, parents = [], [model.index(0, 0)]
+    while parents:
+        parent = parents.pop()
+        for row in range(model.rowCount(parent)):
+            index = model.index(row, 0, parent)
+            if index.data(TreeRole.KIND) == "tensor":
+                names.append(index.data())
+            else:
+                parents.append(index)
+    return sorted(names)
+
+
+def rename(view, old: str, new: str) -> None:
+    """Rename as F2 does, without making the tensor current (which would clear a filter hiding it)."""
+    view.edit_session.push(RenameTensor(old, new))
+
+
+def test_filter_matches_the_pending_new_name(qtbot, window, tmp_path):
+    view, _session = opened(qtbot, window, make_file(tmp_path))
+    rename(view, "a", "weights")
+    set_filter(view, "weight")
+    assert view.tree.model() is view.proxy
+    assert shown_tensor_names(view) == ["weights"] and view.match_label.text() == "1 / 2"
+    set_filter(view, "*ts")                                  # glob, anchored at the end of the new name
+    assert shown_tensor_names(view) == ["weights"]
+    set_filter(view, "a")                                    # the old name no longer matches
+    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 / 2"
+
+
+def test_renaming_under_a_filter_and_undo_redo_refilter(qtbot, window, tmp_path):
+    view, session = opened(qtbot, window, make_file(tmp_path))
+    select_tensor(view, "a")
+    set_filter(view, "a")
+    assert shown_tensor_names(view) == ["a"]
+    window.editing.ask_text = lambda *args: "weights"
+    view.tree_editing.rename_current()                       # the current row no longer matches: it goes
+    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 / 2"
+    session.stack.undo()
+    assert shown_tensor_names(view) == ["a"] and view.match_label.text() == "1 / 2"
+    set_filter(view, "weights")
+    assert shown_tensor_names(view) == []
+    session.stack.redo()
+    assert shown_tensor_names(view) == ["weights"]
+    index = view_index(view, view.tensor_file.tensors[0])
+    assert index.data(Qt.ItemDataRole.FontRole).italic() and "renamed from a" in index.data(Qt.ItemDataRole.ToolTipRole)
+    session.stack.undo()
+    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 / 2"
+
+
+def test_a_pending_deletion_matches_the_struck_out_name_it_shows(qtbot, window, tmp_path):
+    view, session = opened(qtbot, window, make_file(tmp_path))
+    select_tensor(view, "b")
+    view.tree_editing.delete_selected()
+    set_filter(view, "b")
+    assert shown_tensor_names(view) == ["b"]
+    assert view_index(view, view.tensor_file.tensors[1]).data(Qt.ItemDataRole.FontRole).strikeOut()
+    rename(view, "a", "renamed")
+    session.stack.undo()                                     # undo the rename; b stays deleted and shown
+    set_filter(view, "b")
+    assert shown_tensor_names(view) == ["b"]
+
+
+def test_grouped_filter_finds_a_renamed_tensor_in_its_group(qtbot, window, tmp_path):
+    path = tmp_path / "grouped.zt"
+    save_arrays(path, {f"model.layers.{i}.{part}": np.zeros(2, np.float32)
+                       for i in range(2) for part in ("q", "k")})
+    view, session = opened(qtbot, window, path)
+    view.set_grouped(True)
+    set_filter(view, "gate")
+    assert shown_tensor_names(view) == []
+    rename(view, "model.layers.1.k", "model.layers.1.gate")
+    assert shown_tensor_names(view) == ["model.layers.1.gate"]
+    tensor = view.tensor_file.tensor("model.layers.1.k")
+    assert view.tree.isExpanded(view_index(view, tensor).parent())
+    session.stack.undo()
+    assert shown_tensor_names(view) == []
+
+
+def test_no_filter_keeps_the_tree_model_shown_through_renames(qtbot, window, tmp_path):
+    view, session = opened(qtbot, window, make_file(tmp_path))
+    rename(view, "a", "weights")
+    session.stack.undo()
+    assert view.tree.model() is view.tree_model and view.match_label.text() == ""
