@@ -243,8 +243,8 @@ def dense_tensor(name: str, dtype: str, shape: tuple[int, ...], index: int, offs
     """A dense tensor stored in one ``data`` component of its own dtype, little-endian, with no attributes
     or problems: what fast readers build for every plain entry. The component is made on first use."""
     t = _new(Tensor)
-    t.name = name; t.dtype = dtype; t.shape = shape; t.layout = "dense"  # noqa: E702
-    t.layout_spelling = spelling; t.index = index; t._extra = extra  # noqa: E702
+    t.name = name; t.dtype = dtype; t.shape = shape; t.layout = "dense"
+    t.layout_spelling = spelling; t.index = index; t._extra = extra
     t._components = t._attributes = t._problems = None
     t._data = (offset, length, encoding, digest, uncompressed, dtype)
     return t

@@ -87,17 +87,22 @@ def fast_tensors(entries: Sequence[tuple[str, Any]], base: int, buffer_len: int)
     return tensors if covered == buffer_len else None
 
 
-def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int) -> list[Tensor] | None:
+def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int, first_index: int = 0,
+                      shard: tuple[str, Any] | None = None) -> list[Tensor] | None:
     """:func:`fast_tensors` for a header decoded into plain dicts (``__metadata__`` already removed).
 
     The caller has ruled out duplicate keys. The keys of an entry may come in any order: the checked path
-    reads them by name, so the tensors are the same.
+    reads them by name, so the tensors are the same. Tensors are numbered from ``first_index``; given a
+    ``shard`` ``(name, source)`` of a multi-file set, each carries ``extra`` ``shard``, ``source`` and
+    ``index_in_shard``.
     """
     dense = dense_tensor
     lookup = _DTYPE_INFO.get
     tensors: list[Tensor] = []
     append = tensors.append
-    covered = index = 0
+    covered = 0
+    index = first_index
+    shard_name, source = shard if shard is not None else (None, None)
     try:
         for name, value in header.items():
             if type(value) is not dict or len(value) != 3:
@@ -119,7 +124,11 @@ def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int) -> lis
             if nbytes != length or bits >> 64:  # a negative dimension, or one past u64 in an empty tensor
                 return None
             covered = end
-            append(dense(name, dtype, tuple(shape), index, base + begin, length))
+            if shard is None:
+                append(dense(name, dtype, tuple(shape), index, base + begin, length))
+            else:
+                append(dense(name, dtype, tuple(shape), index, base + begin, length, "raw", None, None, None,
+                             {"shard": shard_name, "source": source, "index_in_shard": index - first_index}))
             index += 1
     except (KeyError, TypeError, ValueError):  # a missing key, an unhashable dtype, offsets not a pair
         return None

@@ -9,11 +9,12 @@ the tensors' data bytes (warning: nothing loads by it, but it is what the Hub sh
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from operator import attrgetter
 from typing import Any
 
 from ..errors import CodecError, SchemaError
-from ..model import Tensor
+from ..model import Tensor, building_many
 from .shard_source import SourcePool
 from .shards import (
     CancelCheck,
@@ -21,7 +22,6 @@ from .shards import (
     Progress,
     Shard,
     TensorSet,
-    bulk_build,
     load_shards,
     placeholder,
     read_json,
@@ -87,11 +87,11 @@ def read_hf_index(
     except CodecError as exc:
         return unreadable_set(path, FORMAT, exc)
     folder = os.path.dirname(path)
-    mapped: dict[str, list[str]] = {}
+    mapped: defaultdict[str, list[str]] = defaultdict(list)
     for name, shard_name in weight_map.items():
-        mapped.setdefault(shard_name, []).append(name)
+        mapped[shard_name].append(name)
     pool = SourcePool()
-    with bulk_build():
+    with building_many():
         shards = load_shards(folder, sorted(mapped), pool, progress, cancelled)
         tf = TensorSet(path=path, format=FORMAT, variant=VARIANT, attributes=dict(metadata),
                        problems=issues.problems, source=None, shards=shards, pool=pool)

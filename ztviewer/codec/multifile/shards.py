@@ -7,11 +7,9 @@ decoding, digests and hashes go through ``TensorFile.source_for`` as usual.
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -139,21 +137,6 @@ class ProblemLog:
             if t.problems:
                 t.problems[:] = [replace(p, message=prefix + p.message) for p in t.problems]
                 shard.problems += len(t.problems)
-
-
-@contextmanager
-def bulk_build() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many acyclic objects (tensors of a whole set).
-
-    Building 10,000 tensors otherwise triggers dozens of collections that each walk every young object.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def read_json(path: str) -> Any:

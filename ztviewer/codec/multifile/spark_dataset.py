@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CodecError, SchemaError
-from ..model import Tensor
+from ..model import Tensor, building_many
 from .shard_source import SourcePool
 from .shards import (
     CancelCheck,
@@ -23,7 +23,6 @@ from .shards import (
     Progress,
     Shard,
     TensorSet,
-    bulk_build,
     load_shards,
     read_json,
     report_unusable,
@@ -143,7 +142,7 @@ def read_spark_dataset(
     schema = parse_schema(doc.get("schema"), issues)
     pool = SourcePool()
     extra: dict[str, Any] = {"folder": folder}
-    with bulk_build():
+    with building_many():
         shards = load_shards(folder, [e.path for e in entries], pool, progress, cancelled)
         tensors: list[Tensor] = []
         checker = SchemaChecker(schema)
