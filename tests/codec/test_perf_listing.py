@@ -93,7 +93,7 @@ def test_zt_listing_stays_near_decoding_the_manifest(tmp_path, objects):
     assert len(_open_and_list(path)) == N
     ratio = _best_ratio(lambda: _open_and_list(path), reference)
     print(f"\nopen + list {N:,} .zt ({'objects' if objects else 'v1.0'}) / cbor2.loads = {ratio:.2f}")
-    assert ratio < 3.0, "per-tensor work grew (goal 1.3x; about 2x at the time of writing)"
+    assert ratio < 3.0, "per-tensor work grew (goal 1.3x; 1.7x (v1.0) to 1.9x (objects) at the time of writing)"
 
 
 @pytest.mark.slow
@@ -113,7 +113,7 @@ def test_safetensors_listing_stays_near_the_reference(tmp_path):
     assert sorted(name for name, _, _ in _open_and_list(path)) == sorted(reference())
     ratio = _best_ratio(lambda: _open_and_list(path), reference)
     print(f"\nopen + list {N:,} safetensors / safe_open().keys() = {ratio:.2f}")
-    assert ratio < 3.0, "per-tensor work grew (goal 1.0x; about 2x at the time of writing)"
+    assert ratio < 2.0, "per-tensor work grew (goal 1.0x; about 1.2x at the time of writing)"
 
 
 # ------------------------------------------------------------------------- safetensors: plain vs checked
