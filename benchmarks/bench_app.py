@@ -19,7 +19,7 @@ from typing import Any
 from .common import result
 from .files import big_zt, many_zt
 
-_START_UP = r"""
+START_UP_SCRIPT = r"""
 import os, sys, time
 t0 = time.perf_counter()
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -36,6 +36,8 @@ view = window.view_for(sys.argv[1])
 view.tree.viewport().repaint()
 app.processEvents()
 print("READY", time.perf_counter() - t0, view.tree_model.rowCount(view.tree_model.file_index()))
+if "--modules" in sys.argv:
+    print("MODULES", " ".join(sorted(sys.modules)))
 """
 
 _BARE = "import time; t0 = time.perf_counter(); import PySide6.QtWidgets, pyqtgraph; print('READY', time.perf_counter() - t0)"
@@ -55,7 +57,7 @@ def _process_seconds(argv: list[str]) -> float:
 def _start_up(tmpdir: Path, quick: bool) -> dict[str, Any]:
     path, count, _, _ = many_zt(tmpdir, quick)
     settings = str(tmpdir / "bench-settings.ini")
-    ours_argv = [sys.executable, "-c", _START_UP, str(path), settings]
+    ours_argv = [sys.executable, "-c", START_UP_SCRIPT, str(path), settings]
     bare_argv = [sys.executable, "-c", _BARE]
     ours = min(_process_seconds(ours_argv) for _ in range(3))
     bare = min(_process_seconds(bare_argv) for _ in range(3))

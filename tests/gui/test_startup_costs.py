@@ -8,35 +8,19 @@ import sys
 import numpy as np
 from window_helpers import open_in_window
 
+from benchmarks.bench_app import START_UP_SCRIPT
 from ztviewer.codec.writers.arrays import save_arrays
 
 DEFERRED = ("pyqtgraph", "ztviewer.gui.views.inspect", "ztviewer.codec.writers", "ztviewer.codec.edit",
             "ztviewer.gui.editing.attributes_editor", "ztviewer.gui.dialogs.save_as")
 
-_OPEN_AND_LIST = r"""
-import sys
-from PySide6.QtCore import QSettings
-from ztviewer.gui.app import create_application
-from ztviewer.gui.main_window import MainWindow
-app = create_application()
-window = MainWindow(settings=QSettings(sys.argv[2], QSettings.Format.IniFormat))
-window.show()
-window.open_path(sys.argv[1])
-while window.view_for(sys.argv[1]) is None:
-    app.processEvents()
-window.view_for(sys.argv[1]).tree.viewport().repaint()
-app.processEvents()
-print(" ".join(sorted(sys.modules)))
-"""
-
-
 def test_the_first_window_imports_no_plots_writers_or_editors(tmp_path):
     path = tmp_path / "small.zt"
     save_arrays(path, {"a": np.zeros(4, np.float32)})
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ZTVIEWER_NEW_INSTANCE="1")
-    done = subprocess.run([sys.executable, "-c", _OPEN_AND_LIST, str(path), str(tmp_path / "s.ini")],
+    done = subprocess.run([sys.executable, "-c", START_UP_SCRIPT, str(path), str(tmp_path / "s.ini"), "--modules"],
                           capture_output=True, text=True, env=env, timeout=120, check=True)
-    loaded = done.stdout.split()
+    loaded = done.stdout.split("MODULES", 1)[1].split()
     assert [m for m in loaded if m.startswith(DEFERRED)] == []
 
 
