@@ -326,3 +326,24 @@ def test_dense_spy_region_and_cancel() -> None:
         dense_spy(a, None, (10, 10), cancelled=lambda: True)
     with pytest.raises(Cancelled):
         dense_structure(a, cancelled=lambda: True)
+
+
+@pytest.mark.parametrize("ncols, col, width", [(2**53 + 1, 2**53, 1024), (1024819115206086202, 1024819115206086201, 9),
+                                               (2**63 - 1, 2**63 - 2, 1000)])
+@pytest.mark.parametrize("sorted_rows", [False, True], ids=["coo", "banded"])
+def test_columns_too_long_for_int64_products_are_binned_exactly(ncols, col, width, sorted_rows):
+    rows = np.array([0, 0, 1]) if sorted_rows else np.array([1, 0, 0])
+    cols = np.array([0, col, 0]) if sorted_rows else np.array([0, col, 0])
+    if sorted_rows:
+        counts = spy_density_csr(np.array([0, 2, 3]), cols, (2, ncols), None, (1, width)).counts
+    else:
+        counts = spy_density(rows, cols, (2, ncols), None, (1, width)).counts
+    expected = np.zeros((1, width), np.int64)
+    expected[0, 0] = 2
+    expected[0, col * width // ncols] += 1
+    assert counts.tolist() == expected.tolist()
+
+
+def test_block_edges_stay_exact_when_their_products_overflow_int64():
+    n, bins = 2**62 + 3, 7
+    assert block_edges(5, 5 + n, bins).tolist() == [5 + -(-i * n // bins) for i in range(bins + 1)]

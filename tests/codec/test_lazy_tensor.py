@@ -63,6 +63,9 @@ def test_plain_spans_only_for_untouched_deferred_tensors():
     tensors[1].components  # now anything may change it
     assert plain_spans(tensors) is None
     assert plain_spans([_eager()]) is None
+    emptied = dense_tensor("c", "uint8", (8,), 0, 64, 8)
+    emptied.components.pop("data")
+    assert plain_spans([emptied]) is None
 
 
 @st.composite

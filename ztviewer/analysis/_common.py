@@ -24,6 +24,8 @@ def block_edges(start: int, stop: int, bins: int) -> np.ndarray:
     bins = max(1, min(bins, n))
     if n <= 0:
         return np.array([start], dtype=np.int64)
+    if bins * n >= 2**63:  # the products overflow int64; the edges themselves fit
+        return np.array([start + (i * n + bins - 1) // bins for i in range(bins + 1)], dtype=np.int64)
     return start + (np.arange(bins + 1, dtype=np.int64) * n + bins - 1) // bins
 
 

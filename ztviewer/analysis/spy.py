@@ -54,6 +54,10 @@ def _bin(x: np.ndarray, lo: int, hi: int, bins: int, clip: bool, out: np.ndarray
     """Bin of each coordinate into ``out``: ``0..bins-1``, or with ``clip`` ``1..bins`` plus 0 / ``bins+1``
     for coordinates below / above ``[lo, hi)``. ``out`` may be int32 when :func:`_fits32` allows it."""
     n = hi - lo
+    if (n + 1) * bins >= 2**63:  # x * bins would overflow int64: search the exact block edges instead
+        found = np.searchsorted(block_edges(lo, hi, bins), x, side="right")
+        np.copyto(out, found if clip else found - 1, casting="unsafe")
+        return out
     if clip:
         np.clip(x, lo - 1, hi, out=out, casting="unsafe")
     else:

@@ -254,7 +254,7 @@ def plain_spans(tensors: list[Tensor]) -> tuple[list[int], list[int]] | None:
     """``(offsets, lengths)`` of the ``data`` components when every tensor is a :func:`dense_tensor` whose
     component was never touched (so nothing can have changed it), else ``None``."""
     data = list(map(_data_of, tensors))
-    if None in data or any(map(_components_of, tensors)):
+    if None in data or list(map(_components_of, tensors)).count(None) != len(tensors):
         return None
     return list(map(_first, data)), list(map(_second, data))
 

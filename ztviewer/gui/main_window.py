@@ -140,9 +140,10 @@ class MainWindow(QMainWindow):
         return next(iter(self.views_for(path)), None)
 
     def views_for(self, path: str) -> list[FileView]:
-        """The tabs showing ``path``: the file itself, or the set it opened as."""
-        path = os.path.abspath(path)
-        return [v for v in self.file_views() if path == os.path.abspath(v.tensor_file.path) or path in v.opened_as]
+        """The tabs showing ``path``: the file itself (also when named through a link), or the set it opened as."""
+        key = _file_key(path)
+        return [v for v in self.file_views()
+                if key == _file_key(v.tensor_file.path) or key in map(_file_key, v.opened_as)]
 
     # -- opening ---------------------------------------------------------------------------------------------
     def show_open_dialog(self) -> None:
@@ -395,3 +396,8 @@ class MainWindow(QMainWindow):
         while self.tabs.count():
             self.close_tab(0)
         super().closeEvent(event)
+
+
+def _file_key(path: str) -> str:
+    """One spelling per file: links resolved, case folded where the file system ignores case."""
+    return os.path.normcase(os.path.realpath(path))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -24,6 +25,7 @@ from .shard_source import ShardSource, SourcePool
 Progress = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
 MAX_JSON_BYTES = 256 << 20
+_LONG_NUMBER = re.compile(rb"\d{19}")
 
 
 @dataclass(slots=True)
@@ -146,10 +148,11 @@ def read_json(path: str) -> Any:
     if len(data) > MAX_JSON_BYTES:
         raise ManifestDecodeError(f"{os.path.basename(path)} is larger than {MAX_JSON_BYTES:,} bytes",
                                   rule="index and manifest files are small JSON documents")
-    try:
-        return parse_json(data)
-    except ValueError:  # said again by the standard library, with line and column
-        pass
+    if not _LONG_NUMBER.search(data):  # orjson turns integers past 64 bits into floats; json keeps them exact
+        try:
+            return parse_json(data)
+        except ValueError:  # said again by the standard library, with line and column
+            pass
     try:
         return json.loads(data)
     except UnicodeDecodeError as exc:
