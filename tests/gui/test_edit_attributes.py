@@ -203,3 +203,14 @@ def test_save_is_offered_once_there_are_edits(qtbot, window, tmp_path):
     assert save.isEnabled()
     session.stack.undo()
     assert not save.isEnabled()
+
+
+def test_a_component_row_acts_on_its_own_tensor_even_when_another_has_an_equal_component(qtbot, window, tmp_path):
+    path = tmp_path / "empties.zt"
+    save_arrays(path, {"first": np.zeros(0, np.float32), "second": np.zeros(0, np.float32)}, "zt-v0.1")
+    view, session = opened(qtbot, window, path)
+    first, second = view.tensor_file.tensors
+    assert first.components["data"] == second.components["data"]   # zero-size blobs at one offset
+    assert view.select_item(second, "data")
+    view.tree_editing.delete_action.trigger()
+    assert [t.name for t in session.doc.tensors] == ["first"]

@@ -157,6 +157,17 @@ class FileView(QWidget):
     def current_item(self):
         return self.tree_model.item(self.current_source_index())
 
+    def selected_tensors(self) -> list[Tensor]:
+        """The tensors of the selected rows (a component row stands for its tensor), each once, in row order;
+        else the current row's."""
+        tensors = (self.tree_model.tensor_at(self.to_source(i)) for i in self.tree.selectionModel().selectedRows(0))
+        unique = list({id(t): t for t in tensors if t is not None}.values())
+        current = self.current_tensor()
+        return unique or ([current] if current is not None else [])
+
+    def current_tensor(self) -> Tensor | None:
+        return self.tree_model.tensor_at(self.current_source_index())
+
     def selected_items(self) -> list:
         rows = self.tree.selectionModel().selectedRows(0)
         return [self.tree_model.item(self.to_source(i)) for i in rows]

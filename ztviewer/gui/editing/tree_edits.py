@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QBrush, QColor, QFont
 from PySide6.QtWidgets import QMenu
 
-from ztviewer.codec import Component, Tensor
+from ztviewer.codec import Tensor
 
 from ..models.tree_roles import Column
 
@@ -98,22 +98,12 @@ class TreeEditing(QObject):
         view.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.tree.customContextMenuRequested.connect(self._context_menu)
 
-    def _tensors(self, items) -> list[Tensor]:
-        out: list[Tensor] = []
-        for item in items:
-            tensor = item if isinstance(item, Tensor) else None
-            if isinstance(item, Component):
-                tensor = next((t for t in self.view.tensor_file.tensors if item in t.components.values()), None)
-            if tensor is not None and tensor not in out:
-                out.append(tensor)
-        return out
-
     def selected_tensors(self) -> list[Tensor]:
-        return self._tensors(self.view.selected_items()) or self._tensors([self.view.current_item()])
+        return self.view.selected_tensors()
 
     def rename_current(self) -> None:
-        tensors = self._tensors([self.view.current_item()])
-        name = self.session.current_name(tensors[0]) if tensors else None
+        tensor = self.view.current_tensor()
+        name = self.session.current_name(tensor) if tensor is not None else None
         if name is None:
             return
         new = self.ask_text("Rename Tensor", f"New name for {name}:", name)

@@ -72,6 +72,12 @@ class TensorTreeModel(QAbstractItemModel):
             return tensor
         return tensor.components[self._roles_of(tensor_position(node))[component_slot(node)]]
 
+    def tensor_at(self, index: AnyIndex) -> Tensor | None:
+        """The tensor of a tensor row, or the tensor owning a component row (``None`` for other rows)."""
+        if not index.isValid() or kind_of(index.internalId()) not in (NodeKind.TENSOR, NodeKind.COMPONENT):
+            return None
+        return self.tensors[tensor_position(index.internalId())]
+
     def _roles_of(self, position: int) -> list[str]:
         roles = self._roles.get(position)
         if roles is None:
