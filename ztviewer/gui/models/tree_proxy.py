@@ -45,6 +45,16 @@ class TensorFilterProxy(QSortFilterProxyModel):
     def tree(self) -> TensorTreeModel:
         return self.sourceModel()
 
+    def setSourceModel(self, model: TensorTreeModel) -> None:
+        previous = self.sourceModel()
+        if previous is not None:
+            previous.modelAboutToBeReset.disconnect(self._forget_group_hits)
+        super().setSourceModel(model)
+        model.modelAboutToBeReset.connect(self._forget_group_hits)
+
+    def _forget_group_hits(self) -> None:
+        self._group_hits.clear()   # regrouping numbers the groups anew
+
     @property
     def pattern(self) -> str:
         return self._pattern
