@@ -20,10 +20,13 @@ def test_a_deferred_tensor_equals_the_eager_one_and_builds_its_component_once():
     lazy = dense_tensor("w", "float32", (2, 3), 4, 64, 24, "zstd", "crc32c:0x0000ABCD", 24, "dense")
     eager = _eager(encoding="zstd", digest="crc32c:0x0000ABCD", uncompressed=24)
     assert lazy.component_count == 1 and lazy.stored_nbytes == 24
+    assert lazy.component_encodings() == ("zstd",) and lazy.byte_span() == (64, 24) and lazy._components is None
     assert lazy.component_digests() == ("crc32c:0x0000ABCD",) and lazy._components is None
     assert lazy == eager and repr(lazy) == repr(eager)
     assert lazy.components is lazy.components
     assert lazy.component_digests() == eager.component_digests() == ("crc32c:0x0000ABCD",)
+    assert lazy.component_encodings() == eager.component_encodings() and lazy.byte_span() == eager.byte_span()
+    assert Tensor("none", "uint8", (0,)).byte_span() is None
     assert lazy.components["data"].dtype == "float32" and lazy.components["data"].uncompressed_length == 24
 
 

@@ -225,3 +225,14 @@ def test_one_hundred_thousand_tensors_stay_fluid(qtbot):
     grouped = time.perf_counter() - start
     # Generous bounds for slow CI machines; typical figures are 4-10x lower.
     assert opened < 6.0 and scrolled < 0.5 and filtered < 3.0 and grouped < 2.0, (opened, scrolled, filtered, grouped)
+
+
+@pytest.mark.parametrize("pattern, expected", [
+    ("*block_3*", ["model.block_3.weight"]), ("**.bias", ["a.bias"]), ("*", ["a.bias", "model.block_3.weight"]),
+    ("*?ias", ["a.bias"]), ("*[ab].bias", ["a.bias"]),
+])
+def test_leading_stars_of_a_glob_change_nothing(pattern, expected):
+    from ztviewer.gui.models.tree_proxy import name_matcher
+
+    names = ["a.bias", "model.block_3.weight"]
+    assert [n for n in names if name_matcher(pattern)(n)] == expected

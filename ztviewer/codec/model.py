@@ -168,6 +168,22 @@ class Tensor:
     def extra(self, value: dict[str, Any]) -> None:
         self._extra = value
 
+    def component_encodings(self) -> tuple[str, ...]:
+        """Each component's ``encoding`` in order, without building a deferred component."""
+        if self._components is None:
+            return (self._data[2],)
+        return tuple(c.encoding for c in self._components.values())
+
+    def byte_span(self) -> tuple[int, int] | None:
+        """``(first byte, bytes up to the end of the last component)`` over all components; ``None`` without
+        components. A deferred component is not built."""
+        if self._components is None:
+            return self._data[0], self._data[1]
+        if not self._components:
+            return None
+        start = min(c.offset for c in self._components.values())
+        return start, max(c.end for c in self._components.values()) - start
+
     def extra_value(self, key: str, default: Any = None) -> Any:
         """``extra.get(key, default)`` without creating ``extra`` for a tensor that has none."""
         extra = self._extra

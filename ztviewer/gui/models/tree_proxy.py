@@ -23,7 +23,7 @@ def name_matcher(pattern: str):
     if not text:
         return None
     if _GLOB_CHARS.search(text):
-        regex = re.compile(fnmatch.translate(text))
+        regex = re.compile(fnmatch.translate(text.lstrip("*")))  # a leading * is implied (and slow to search)
         return lambda name: regex.search(name.lower()) is not None
     return lambda name: text in name.lower()
 

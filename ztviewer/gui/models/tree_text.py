@@ -33,15 +33,11 @@ CELL_ROLES = frozenset({R.DisplayRole, R.ToolTipRole, R.ForegroundRole, R.Decora
 
 
 def tensor_span(tensor: Tensor) -> tuple[int, int] | None:
-    comps = [c for c in tensor.components.values()]
-    if not comps:
-        return None
-    start = min(c.offset for c in comps)
-    return start, max(c.end for c in comps) - start
+    return tensor.byte_span()
 
 
 def tensor_encoding(tensor: Tensor) -> str:
-    return ", ".join(dict.fromkeys(c.encoding for c in tensor.components.values()))
+    return ", ".join(dict.fromkeys(tensor.component_encodings()))
 
 
 def file_title(tensor_file: TensorFile) -> str:
