@@ -152,6 +152,7 @@ BROKEN = {
     "leading space": ' {"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}}',
     "metadata not strings": '{"__metadata__":{"k":1},"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}}',
     "duplicate inside an entry": '{"a":{"dtype":"U8","dtype":"U8","shape":[8],"data_offsets":[0,8]}}',
+    "null metadata": '{"__metadata__":null,"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}}',
     "duplicate metadata key": '{"__metadata__":{"k":"v","k":"w"},"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8]}}',
     "extra key": '{"a":{"dtype":"U8","shape":[8],"data_offsets":[0,8],"x":1}}',
     "negative begin": '{"a":{"dtype":"U8","shape":[8],"data_offsets":[-1,7]}}',

@@ -68,29 +68,39 @@ def _read_plain(source: Source, n: int) -> TensorFile | None:
     raw = source.read(8, n, "header")
     if raw[:1] != b"{" or raw[-64:].rstrip(b" ")[-1:] != b"}":  # more padding than that: checked path
         return None
-    try:
-        header = _loads(raw)
-        keys = len(header) + sum(map(len, header.values()))
-    except (ValueError, TypeError, RecursionError):  # not JSON, or some value without keys
+    split = split_plain_header(raw)
+    if split is None:
         return None
-    if not no_key_dropped(raw, keys):
-        return None
-    metadata = header.pop(METADATA_KEY, _ABSENT)
-    if metadata is _ABSENT:
-        metadata = {}
-    elif type(metadata) is not dict or not all(type(v) is str for v in metadata.values()):
-        return None
+    metadata, entries = split
     base = 8 + n
-    tensors = fast_dict_tensors(header, base, source.size - base)
+    tensors = fast_dict_tensors(entries, base, source.size - base)
     if tensors is None:
         return None
     return _tensor_file(source, n, metadata, tensors, [])
 
 
-def no_key_dropped(raw: bytes, keys: int) -> bool:
-    """Whether a JSON text whose decoding holds ``keys`` keys in all wrote no more (no duplicate was
-    dropped), proved by counting colons as :func:`_read_plain` explains. ``False`` may also mean a colon
-    sits where the count cannot tell; callers then take a path that sees every key."""
+def split_plain_header(text: bytes) -> tuple[dict[str, str], dict[str, Any]] | None:
+    """``(metadata, tensor entries)`` of a header text that begins with ``{`` and ends with ``}`` (spaces may
+    follow), decoded into dicts, when no key was dropped as a duplicate (the colon count of
+    :func:`_read_plain`) and ``__metadata__``, if present, maps strings to strings; else ``None``."""
+    try:
+        header = _loads(text)
+        keys = len(header) + sum(map(len, header.values()))
+    except (ValueError, TypeError, RecursionError):  # not JSON, or some value without keys
+        return None
+    if not _no_key_dropped(text, keys):
+        return None
+    metadata = header.pop(METADATA_KEY, _ABSENT)
+    if metadata is _ABSENT:
+        return {}, header
+    if type(metadata) is not dict or not all(type(v) is str for v in metadata.values()):
+        return None
+    return metadata, header
+
+
+def _no_key_dropped(raw: bytes, keys: int) -> bool:
+    """Whether a JSON text whose decoding holds ``keys`` keys in all wrote no more: ``False`` also when a
+    colon sits where the count cannot tell (the checked path then sees every key)."""
     return raw.count(b":") == keys or (raw.count(_KEY_END) == keys and not any(pair in raw for pair in _SPACE_COLON))
 
 

@@ -17,11 +17,10 @@ from operator import add, itemgetter, le, mul, sub
 from typing import Any
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
-from ..formats.safetensors import no_key_dropped, parse_json
+from ..formats.safetensors import split_plain_header
 from ..formats.safetensors_tensors import fast_dict_tensors
 from ..model import Tensor, dense_tensor
 
-METADATA_KEY = "__metadata__"
 U64_MAX = (1 << 64) - 1
 MAX_NDIM = 64
 _ITEMSIZE = {st: DTYPES[canonical].itemsize for st, canonical in SAFETENSORS_TO_CANONICAL.items()}
@@ -33,8 +32,7 @@ _flatten = chain.from_iterable
 def parse_header(head: bytes, size: int) -> tuple[int, dict[str, str], dict[str, Any]] | None:
     """``(header length, metadata, tensor entries)`` of a plain header held in ``head``, else ``None``.
 
-    Decoded into dicts by the single-file reader's parser; no key was dropped as a duplicate when the
-    colon count says so (:func:`~ztviewer.codec.formats.safetensors.no_key_dropped`).
+    Decoded and checked by the single-file reader's :func:`~ztviewer.codec.formats.safetensors.split_plain_header`.
     """
     n = int.from_bytes(head[:8], "little")
     if n == 0 or 8 + n > len(head) or 8 + n > size:
@@ -42,19 +40,8 @@ def parse_header(head: bytes, size: int) -> tuple[int, dict[str, str], dict[str,
     text = head[8:8 + n].rstrip(b" ")
     if text[:1] != b"{" or text[-1:] != b"}":
         return None
-    try:
-        header = parse_json(text)
-        keys = len(header) + sum(map(len, header.values()))
-    except (ValueError, TypeError, RecursionError):  # not JSON, or some value without keys
-        return None
-    if type(header) is not dict or not no_key_dropped(text, keys):
-        return None
-    metadata = header.pop(METADATA_KEY, None)
-    if metadata is None:
-        return n, {}, header
-    if type(metadata) is not dict or set(map(type, metadata.values())) - {str}:
-        return None
-    return n, metadata, header
+    split = split_plain_header(text)
+    return None if split is None else (n, *split)
 
 
 def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources: list[Any], first_index: int
