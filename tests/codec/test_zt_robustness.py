@@ -137,9 +137,9 @@ def _dense_entries(draw, objects: bool):
 @settings(max_examples=600, deadline=None)
 @given(entry=_dense_entries(objects=False))
 def test_v10_fast_path_agrees_with_the_full_path(entry):
-    from ztviewer.codec.formats import zt_v10
+    from ztviewer.codec.formats import zt_fast, zt_v10
 
-    fast = zt_v10._fast_dense(3, "t", entry)
+    fast = zt_fast.probe_v10(3, "t", entry)
     if fast is not None:
         assert fast == zt_v10._tensor(3, "t", entry) and not fast.problems
 
@@ -147,20 +147,20 @@ def test_v10_fast_path_agrees_with_the_full_path(entry):
 @settings(max_examples=600, deadline=None)
 @given(entry=_dense_entries(objects=True))
 def test_objects_fast_path_agrees_with_the_full_path(entry):
-    from ztviewer.codec.formats import zt_objects
+    from ztviewer.codec.formats import zt_fast, zt_objects
 
-    fast = zt_objects._fast_dense(3, "t", entry)
+    fast = zt_fast.probe_objects(3, "t", entry)
     if fast is not None:
         assert fast == zt_objects._object(3, "t", entry) and not fast.problems
 
 
 def test_fast_paths_are_taken_for_plain_entries():
-    from ztviewer.codec.formats import zt_objects, zt_v10
+    from ztviewer.codec.formats import zt_fast, zt_objects, zt_v10
 
     v10 = dense_v10("float32", [2, 3], 64, 24, digest="crc32c:0x0000ABCD")
-    assert zt_v10._fast_dense(0, "t", v10) == zt_v10._tensor(0, "t", v10)
+    assert zt_fast.probe_v10(0, "t", v10) == zt_v10._tensor(0, "t", v10)
     obj = {"shape": [2, 3], "format": "dense",
            "components": {"data": {"dtype": "f32", "offset": 64, "length": 9, "uncompressed_length": 24,
                                    "encoding": "zstd"}}}
-    assert zt_objects._fast_dense(0, "t", obj) == zt_objects._object(0, "t", obj)
-    assert zt_objects._fast_dense(0, "t", obj).components["data"].uncompressed_length == 24
+    assert zt_fast.probe_objects(0, "t", obj) == zt_objects._object(0, "t", obj)
+    assert zt_fast.probe_objects(0, "t", obj).components["data"].uncompressed_length == 24

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..dtypes import ZT_LOGICAL_TYPES
 from ..model import Problem, Tensor, error, warning
-from .zt_fast import objects_tensors, probe_objects
+from .zt_fast import objects_tensors
 from .zt_fields import (INDEX_ROLES, SPARSE_ROLES, cbor_type, check_required_roles, check_sizes, logical_dtype,
                         parse_shape)
 from .zt_fields import apply_tensor_train
@@ -30,10 +30,6 @@ def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], 
         attributes = {}
     extra = {k: root[k] for k in ("version", "generator") if k in root}
     return objects_tensors(entries.items(), _object), problems, attributes, extra
-
-
-#: The common case (a plain dense object) alone; ``None`` sends the entry to :func:`_object`.
-_fast_dense = probe_objects
 
 
 def _object(index: int, name: Any, entry: Any) -> Tensor:

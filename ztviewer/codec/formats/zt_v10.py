@@ -8,7 +8,7 @@ from typing import Any
 from ..dtypes import ZT_LONG_NAMES
 from ..errors import SchemaError
 from ..model import Component, Problem, Tensor, error, warning
-from .zt_fast import probe_v10, v10_tensors
+from .zt_fast import v10_tensors
 from .zt_fields import (INDEX_ROLES, REQUIRED_ROLES, SPARSE_ROLES, STRUCTURAL_NOTE, cbor_type, check_required_roles,
                         check_sizes, check_version, parse_component, parse_shape)
 from .zt_fields import apply_tensor_train
@@ -94,10 +94,6 @@ def parse_components(raw: Any, name: str, layout: str, dtype: str | None, object
         if component is not None:
             components[role] = component
     return components
-
-
-#: The common case (a plain dense tensor) alone; ``None`` sends the entry to :func:`_tensor`.
-_fast_dense = probe_v10
 
 
 def _tensor(index: int, name: Any, entry: Any) -> Tensor:
