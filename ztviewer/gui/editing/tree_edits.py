@@ -98,9 +98,6 @@ class TreeEditing(QObject):
         view.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.tree.customContextMenuRequested.connect(self._context_menu)
 
-    def selected_tensors(self) -> list[Tensor]:
-        return self.view.selected_tensors()
-
     def rename_current(self) -> None:
         tensor = self.view.current_tensor()
         name = self.session.current_name(tensor) if tensor is not None else None
@@ -114,7 +111,7 @@ class TreeEditing(QObject):
         self._push([RenameTensor(name, new)], f"rename {name}")
 
     def delete_selected(self) -> None:
-        names = [n for n in (self.session.current_name(t) for t in self.selected_tensors()) if n is not None]
+        names = [n for n in (self.session.current_name(t) for t in self.view.selected_tensors()) if n is not None]
         if names:
             from ztviewer.codec.edit import DeleteTensor
 
@@ -129,7 +126,7 @@ class TreeEditing(QObject):
             self.report(exc.message)
 
     def _context_menu(self, pos) -> None:
-        tensors = self.selected_tensors()
+        tensors = self.view.selected_tensors()
         live = [t for t in tensors if self.session.current_name(t) is not None]
         self.rename_action.setEnabled(len(live) == 1)
         self.delete_action.setEnabled(bool(live))

@@ -32,10 +32,6 @@ CELL_ROLES = frozenset({R.DisplayRole, R.ToolTipRole, R.ForegroundRole, R.Decora
                         TreeRole.SORT, TreeRole.BYTE_RANGE, TreeRole.DIGEST_STATE})
 
 
-def tensor_span(tensor: Tensor) -> tuple[int, int] | None:
-    return tensor.byte_span()
-
-
 def tensor_encoding(tensor: Tensor) -> str:
     return ", ".join(dict.fromkeys(tensor.component_encodings()))
 
@@ -58,7 +54,7 @@ def sort_key(tensor: Tensor, column: Column, digests: DigestStates) -> Any:
     if column == Column.ENCODING:
         return tensor_encoding(tensor)
     if column == Column.OFFSET:
-        span = tensor_span(tensor)
+        span = tensor.byte_span()
         return span[0] if span else -1
     return PRIORITY[digests.of_tensor(tensor)]
 
@@ -126,7 +122,7 @@ def _byte_range(item) -> tuple[int, int] | None:
     if isinstance(item, Component):
         return item.offset, item.length
     if isinstance(item, Tensor):
-        return tensor_span(item)
+        return item.byte_span()
     if isinstance(item, TensorFile):
         return 0, item.size
     return None
@@ -162,7 +158,7 @@ def _group_cell(model: "TensorTreeModel", group: TensorGroup, column: Column, ro
 
 
 def _tensor_cell(model: "TensorTreeModel", tensor: Tensor, column: Column, role: int) -> Any:
-    span = tensor_span(tensor)
+    span = tensor.byte_span()
     if role == R.DisplayRole:
         name = tensor.name.rsplit(".", 1)[-1] if model.grouped else tensor.name
         return {Column.NAME: name, Column.DTYPE: tensor.dtype, Column.SHAPE: shape_text(tensor.shape),
