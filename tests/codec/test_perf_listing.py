@@ -278,7 +278,7 @@ def _v10_entries(draw: Any) -> dict:
 @given(st.data())
 def test_v10_batch_equals_the_full_reader_entry_by_entry(data):
     entries = _v10_entries(data.draw)
-    fast = zt_fast.v10_tensors(entries.items(), zt_v10._tensor)
+    fast = zt_fast.v10_tensors(entries, zt_v10._tensor)
     assert fast == [zt_v10._tensor(i, name, entry) for i, (name, entry) in enumerate(entries.items())]
 
 
@@ -291,7 +291,7 @@ def test_objects_batch_equals_the_full_reader_entry_by_entry(data):
             dtype = entry.pop("dtype")
             if isinstance(entry.get("components"), dict) and isinstance(entry["components"].get("data"), dict):
                 entry["components"]["data"]["dtype"] = {"float32": "f32"}.get(dtype, dtype)
-    fast = zt_fast.objects_tensors(entries.items(), zt_objects._object)
+    fast = zt_fast.objects_tensors(entries, zt_objects._object)
     assert fast == [zt_objects._object(i, name, entry) for i, (name, entry) in enumerate(entries.items())]
 
 

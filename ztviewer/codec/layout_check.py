@@ -11,6 +11,7 @@ from itertools import repeat
 from operator import add, le, mod
 from typing import Iterable
 
+from . import accel
 from .model import Region, Tensor, TensorFile, error, plain_spans, warning
 from .source import Source
 
@@ -59,16 +60,25 @@ def _plain_layout_sound(tensors: list[Tensor], regions: list[Region], file_size:
     """Whether untouched plain tensors (:func:`plain_spans`) are non-empty, aligned, in file order, apart from
     one another and from the container regions: the proof, over whole columns, that there is nothing to
     report. ``False`` only means the general pass must look."""
+    hull = (_plain_hull(tensors, file_size, alignment) if accel.native is None
+            else accel.native.plain_hull(tensors, file_size, alignment or 0))
+    if hull is None:
+        return False
+    start, reach = hull
+    return all(r.offset < r.end and (r.end <= start or r.offset >= reach) for r in regions)
+
+
+def _plain_hull(tensors: list[Tensor], file_size: int, alignment: int | None) -> tuple[int, int] | None:
+    """``(first byte, end of the last component)`` when the plain tensors pass the column checks, else ``None``."""
     spans = plain_spans(tensors)
     if spans is None or not tensors:
-        return False
+        return None
     offsets, lengths = spans
     ends = list(map(add, offsets, lengths))
     if (min(lengths) <= 0 or min(offsets) < 0 or max(ends) > file_size or not all(map(le, ends[:-1], offsets[1:]))
             or (alignment and any(map(mod, offsets, repeat(alignment))))):
-        return False
-    start, reach = offsets[0], ends[-1]
-    return all(r.offset < r.end and (r.end <= start or r.offset >= reach) for r in regions)
+        return None
+    return offsets[0], ends[-1]
 
 
 def _sweep(tf: TensorFile, regions: list[Region], file_size: int) -> None:

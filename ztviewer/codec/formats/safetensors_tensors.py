@@ -4,7 +4,8 @@ Two paths produce the same tensors. :func:`fast_dict_tensors` (a header decoded 
 installed) and :func:`fast_tensors` (decoded into tuples of pairs) do the fewest checks that prove an entry
 sound and give up (``None``) at the first one they cannot prove; :func:`checked_tensors` then walks every
 entry and says exactly what is wrong where. Files of the reference writer never leave the fast path, so a
-10,000-tensor header costs the JSON decoding plus building the model objects.
+10,000-tensor header costs the JSON decoding plus building the model objects. The dict path runs in C
+(:mod:`ztviewer.codec.accel`) when that is built.
 
 Offsets in the header are relative to the byte buffer; every :class:`Component` and :class:`Problem` here
 carries the absolute file offset (``base + begin`` with ``base = 8 + header length``).
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Callable, Sequence
 
+from .. import accel
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ..model import Component, Problem, Tensor, dense_tensor, error, warning
 
@@ -29,7 +31,7 @@ RULE_INVALID_OFFSET = "invalid offset: tensors are contiguous, with no holes and
 RULE_COVERED = "file not fully covered: the tensors exactly fill the byte buffer"
 
 _KNOWN = ", ".join(sorted(SAFETENSORS_TO_CANONICAL))
-_DTYPE_INFO = {st: (canon, DTYPES[canon].itemsize) for st, canon in SAFETENSORS_TO_CANONICAL.items()}
+DTYPE_INFO = {st: (canon, DTYPES[canon].itemsize) for st, canon in SAFETENSORS_TO_CANONICAL.items()}
 _FAST_MAX_NDIM = 64  # bounds the size product on the fast path; longer shapes take the checked path
 _first = itemgetter(0)
 
@@ -59,7 +61,7 @@ def fast_tensors(entries: Sequence[tuple[str, Any]], base: int, buffer_len: int)
     first entry that is unusual in any way (the checked path then says what); nothing is reported here.
     """
     dense = dense_tensor
-    lookup = _DTYPE_INFO.get
+    lookup = DTYPE_INFO.get
     tensors: list[Tensor] = []
     append = tensors.append
     covered = 0
@@ -96,8 +98,18 @@ def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int, first_
     ``shard`` ``(name, source)`` of a multi-file set, each carries ``extra`` ``shard``, ``source`` and
     ``index_in_shard``.
     """
+    native = accel.native
+    if native is not None:
+        shard_name, source = shard if shard is not None else (None, None)
+        return native.safetensors_dense(header, base, buffer_len, first_index, DTYPE_INFO, shard_name, source)
+    return python_dict_tensors(header, base, buffer_len, first_index, shard)
+
+
+def python_dict_tensors(header: dict[str, Any], base: int, buffer_len: int, first_index: int = 0,
+                        shard: tuple[str, Any] | None = None) -> list[Tensor] | None:
+    """:func:`fast_dict_tensors` in Python, for when the C module is not built (and to test it against)."""
     dense = dense_tensor
-    lookup = _DTYPE_INFO.get
+    lookup = DTYPE_INFO.get
     tensors: list[Tensor] = []
     append = tensors.append
     covered = 0
@@ -192,7 +204,7 @@ def _check_dtype(entry: Entry, info: dict[str, Any], locate: Locate) -> int | No
     canonical = SAFETENSORS_TO_CANONICAL.get(raw)
     if canonical is not None:
         entry.dtype = canonical
-        return _DTYPE_INFO[raw][1]
+        return DTYPE_INFO[raw][1]
     entry.dtype = raw
     hint = (f"; did you mean {raw.upper()!r}? dtype names are upper-case"
             if raw.upper() in SAFETENSORS_TO_CANONICAL else "")

@@ -1,16 +1,19 @@
 """The common case of the zTensor 1.x readers: a plain dense tensor, checked and built in one tight loop.
 
-A 10,000-tensor manifest spends most of its opening time here, so the loop binds everything locally,
-calls one function per valid entry (:func:`~ztviewer.codec.model.dense_tensor`, which defers the
-component until it is used). An entry that is unusual in any way goes to the layout's full
-reader, which says what is wrong; the fast path only ever accepts what that reader would accept without
-a problem, and builds the same objects (a property test holds the two together).
+A 10,000-tensor manifest spends most of its opening time here. Entries with only the required keys go
+through the C loop of :mod:`ztviewer.codec.accel` when it is built; the rest, and every entry without it, go
+through the Python loops below, which bind everything locally and call one function per valid entry
+(:func:`~ztviewer.codec.model.dense_tensor`, which defers the component until it is used). An entry that
+is unusual in any way goes to the layout's full reader, which says what is wrong; the fast paths only ever
+accept what that reader would accept without a problem, and build the same objects (property tests hold
+all three together).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import accel
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
 from ..model import Tensor, dense_tensor
 from .zt_fields import ENCODINGS, digest_problem, is_u64
@@ -19,6 +22,7 @@ from .zt_fields import ENCODINGS, digest_problem, is_u64
 Fallback = Callable[[int, Any, Any], "Tensor | None"]
 
 _V10_ITEMSIZE = {name: DTYPES[name].itemsize for name in ZT_LONG_NAMES}
+_V10_INFO = {name: (name, size) for name, size in _V10_ITEMSIZE.items()}
 _SHORT_INFO = {short: (name, DTYPES[name].itemsize) for short, name in ZT_SHORT_TO_CANONICAL.items()}
 _V10_OPTIONAL = ("encoding", "digest")
 _OBJECTS_OPTIONAL = ("encoding", "digest", "uncompressed_length")
@@ -28,8 +32,30 @@ class _Unusual(Exception):
     """Raised inside the loop to send one entry to the full reader."""
 
 
-def v10_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int = 0) -> list[Any]:
+def v10_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> list[Any]:
     """Tensors of v1.0 ``name: {dtype, shape, format, components}`` entries, numbered from ``start``."""
+    return _with_native(entries, fallback, start, False, _v10_loop)
+
+
+def objects_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> list[Any]:
+    """Tensors of v1.x objects ``name: {shape, format, components}`` entries, numbered from ``start``."""
+    return _with_native(entries, fallback, start, True, _objects_loop)
+
+
+def _with_native(entries: dict[Any, Any], fallback: Fallback, start: int, objects: bool,
+                 loop: Callable[[Iterable[tuple[Any, Any]], Fallback, int], list[Any]]) -> list[Any]:
+    native = accel.native
+    if native is None:
+        return loop(entries.items(), fallback, start)
+    tensors, unusual = native.zt_dense(entries, start, _SHORT_INFO if objects else _V10_INFO, objects)
+    if unusual:
+        items = list(entries.items())
+        for at in unusual:
+            tensors[at] = loop((items[at],), fallback, start + at)[0]
+    return tensors
+
+
+def _v10_loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int) -> list[Any]:
     dense = dense_tensor
     itemsizes = _V10_ITEMSIZE
     tensors: list[Any] = []
@@ -67,8 +93,7 @@ def v10_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int
     return tensors
 
 
-def objects_tensors(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int = 0) -> list[Any]:
-    """Tensors of v1.x objects ``name: {shape, format, components}`` entries, numbered from ``start``."""
+def _objects_loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int) -> list[Any]:
     dense = dense_tensor
     infos = _SHORT_INFO
     tensors: list[Any] = []
@@ -133,9 +158,9 @@ def _none(index: int, name: Any, entry: Any) -> None:
 
 def probe_v10(index: int, name: Any, entry: Any) -> Tensor | None:
     """The fast path for one v1.0 entry: its tensor, or ``None`` when the full reader must say more."""
-    return v10_tensors(((name, entry),), _none, index)[0]
+    return v10_tensors({name: entry}, _none, index)[0]
 
 
 def probe_objects(index: int, name: Any, entry: Any) -> Tensor | None:
     """The fast path for one objects-layout entry: its tensor, or ``None`` when the full reader must."""
-    return objects_tensors(((name, entry),), _none, index)[0]
+    return objects_tensors({name: entry}, _none, index)[0]

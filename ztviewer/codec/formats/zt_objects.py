@@ -29,7 +29,7 @@ def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], 
                               rule="v1.x: attributes is a map"))
         attributes = {}
     extra = {k: root[k] for k in ("version", "generator") if k in root}
-    return objects_tensors(entries.items(), _object), problems, attributes, extra
+    return objects_tensors(entries, _object), problems, attributes, extra
 
 
 def _object(index: int, name: Any, entry: Any) -> Tensor:

@@ -30,7 +30,7 @@ def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], 
     extra = {k: root[k] for k in ("version", "generator") if k in root}
     if not _ROOT_KEYS.issuperset(root):
         extra["unknown_keys"] = {k: v for k, v in root.items() if k not in _ROOT_KEYS}
-    return v10_tensors(entries.items(), _tensor), problems, attributes, extra
+    return v10_tensors(entries, _tensor), problems, attributes, extra
 
 
 def root_map(root: Any, key: str, offset: int, problems: list[Problem], supported_minor: int) -> dict:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -25,7 +24,8 @@ from .shard_source import ShardSource, SourcePool
 Progress = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
 MAX_JSON_BYTES = 256 << 20
-_LONG_NUMBER = re.compile(rb"\d{19}")
+_DIGITS_AS_NINE = bytes.maketrans(b"0123456789", b"9" * 10)
+_LONG_RUN = b"9" * 19  # 19 digits in a row may be an integer past 64 bits
 
 
 @dataclass(slots=True)
@@ -148,7 +148,9 @@ def read_json(path: str) -> Any:
     if len(data) > MAX_JSON_BYTES:
         raise ManifestDecodeError(f"{os.path.basename(path)} is larger than {MAX_JSON_BYTES:,} bytes",
                                   rule="index and manifest files are small JSON documents")
-    if not _LONG_NUMBER.search(data):  # orjson turns integers past 64 bits into floats; json keeps them exact
+    # orjson turns integers past 64 bits into floats; json keeps them exact. (A regular expression for the
+    # run of digits takes ~10 ns per byte; translate + find, under 1.)
+    if _LONG_RUN not in data.translate(_DIGITS_AS_NINE):
         try:
             return parse_json(data)
         except ValueError:  # said again by the standard library, with line and column

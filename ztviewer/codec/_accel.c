@@ -1,0 +1,601 @@
+/*
+ * ztviewer.codec._accel: the plain-entry fast paths of the safetensors and zTensor 1.x readers, in C.
+ *
+ * These functions never see file bytes. They walk manifests that cbor2 or orjson already decoded into
+ * dicts, lists, strings and ints, accept exactly the entries the Python fast paths in
+ * safetensors_tensors.py and zt_fast.py accept, and build the same Tensor objects (dense_tensor in
+ * model.py). Anything else is left to Python: an entry of unusual shape is "not accepted", never an error.
+ * ztviewer/codec/accel.py loads this module when it was built and holds it to the Python code in tests.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+
+enum {
+    SLOT_NAME, SLOT_DTYPE, SLOT_SHAPE, SLOT_LAYOUT, SLOT_SPELLING, SLOT_INDEX, SLOT_EXTRA,
+    SLOT_COMPONENTS, SLOT_ATTRIBUTES, SLOT_PROBLEMS, SLOT_DATA, SLOT_COUNT
+};
+static const char *const slot_names[SLOT_COUNT] = {
+    "name", "dtype", "shape", "layout", "layout_spelling", "index", "_extra",
+    "_components", "_attributes", "_problems", "_data",
+};
+
+static PyTypeObject *tensor_type = NULL;
+static Py_ssize_t slot_offset[SLOT_COUNT];
+
+static PyObject *str_raw, *str_dense, *str_dtype, *str_shape, *str_data_offsets, *str_format,
+    *str_components, *str_data, *str_offset, *str_length, *str_shard, *str_source, *str_index_in_shard,
+    *str_metadata;
+
+/* Store a new reference to each value in a freshly allocated Tensor (its slots are all NULL). */
+static PyObject *
+new_tensor(PyObject *const values[SLOT_COUNT])
+{
+    PyObject *tensor = tensor_type->tp_alloc(tensor_type, 0);
+    if (tensor == NULL)
+        return NULL;
+    for (int i = 0; i < SLOT_COUNT; i++) {
+        PyObject **slot = (PyObject **)((char *)tensor + slot_offset[i]);
+        Py_INCREF(values[i]);
+        *slot = values[i];
+    }
+    return tensor;
+}
+
+/* dense_tensor(name, dtype, shape, index, offset, length, "raw", None, None, spelling, extra), with
+ * offset and length as int objects. */
+static PyObject *
+dense_tensor(PyObject *name, PyObject *dtype, PyObject *shape_list, Py_ssize_t index, PyObject *offset_obj,
+             PyObject *length_obj, PyObject *spelling, PyObject *extra)
+{
+    PyObject *shape = NULL, *index_obj = NULL, *data = NULL, *tensor = NULL;
+    if ((shape = PyList_AsTuple(shape_list)) == NULL || (index_obj = PyLong_FromSsize_t(index)) == NULL
+            || (data = PyTuple_Pack(6, offset_obj, length_obj, str_raw, Py_None, Py_None, dtype)) == NULL)
+        goto done;
+    PyObject *values[SLOT_COUNT] = {
+        [SLOT_NAME] = name, [SLOT_DTYPE] = dtype, [SLOT_SHAPE] = shape, [SLOT_LAYOUT] = str_dense,
+        [SLOT_SPELLING] = spelling, [SLOT_INDEX] = index_obj, [SLOT_EXTRA] = extra,
+        [SLOT_COMPONENTS] = Py_None, [SLOT_ATTRIBUTES] = Py_None, [SLOT_PROBLEMS] = Py_None,
+        [SLOT_DATA] = data,
+    };
+    tensor = new_tensor(values);
+done:
+    Py_XDECREF(shape);
+    Py_XDECREF(index_obj);
+    Py_XDECREF(data);
+    return tensor;
+}
+
+static PyObject *
+dense_tensor_u64(PyObject *name, PyObject *dtype, PyObject *shape_list, Py_ssize_t index, uint64_t offset,
+                 uint64_t length, PyObject *spelling, PyObject *extra)
+{
+    PyObject *offset_obj = PyLong_FromUnsignedLongLong(offset), *length_obj = PyLong_FromUnsignedLongLong(length);
+    PyObject *tensor = NULL;
+    if (offset_obj != NULL && length_obj != NULL)
+        tensor = dense_tensor(name, dtype, shape_list, index, offset_obj, length_obj, spelling, extra);
+    Py_XDECREF(offset_obj);
+    Py_XDECREF(length_obj);
+    return tensor;
+}
+
+/* An exact int in [0, 2**64) (bool and negatives excluded, as the Python paths' ``type(x) is int`` and
+ * ``bits >> 64`` checks do). */
+static int
+as_u64(PyObject *value, uint64_t *out)
+{
+    if (!PyLong_CheckExact(value))
+        return 0;
+    unsigned long long x = PyLong_AsUnsignedLongLong(value);
+    if (x == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();  /* OverflowError: negative or past 64 bits */
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* A shape list of at most max_ndim dimensions, each an exact int in [0, 2**64): its size in bytes
+ * (itemsize * product) in *nbytes, or *too_big when that product is 2**64 or more and no dimension is 0.
+ * A dimension of 0 makes the size 0 whatever the others are, as Python's unbounded product does. */
+static int
+shape_nbytes(PyObject *shape, uint64_t itemsize, Py_ssize_t max_ndim, uint64_t *nbytes, int *too_big)
+{
+    if (!PyList_CheckExact(shape))
+        return 0;
+    Py_ssize_t ndim = PyList_GET_SIZE(shape);
+    if (ndim > max_ndim)
+        return 0;
+    uint64_t product = itemsize;
+    int overflow = 0, zero = 0;
+    for (Py_ssize_t axis = 0; axis < ndim; axis++) {
+        uint64_t dim;
+        if (!as_u64(PyList_GET_ITEM(shape, axis), &dim))
+            return 0;
+        if (dim == 0)
+            zero = 1;
+        else if (!overflow && __builtin_mul_overflow(product, dim, &product))
+            overflow = 1;
+    }
+    *nbytes = zero ? 0 : product;
+    *too_big = overflow && !zero;
+    return 1;
+}
+
+/* Look a key up, leaving no exception behind: NULL means absent or unusual. */
+static PyObject *
+lookup(PyObject *dict, PyObject *key)
+{
+    PyObject *value = PyDict_GetItemWithError(dict, key);
+    if (value == NULL && PyErr_Occurred())
+        PyErr_Clear();
+    return value;
+}
+
+/* A ``(canonical dtype, itemsize)`` pair from an info table. */
+static int
+dtype_info(PyObject *table, PyObject *key, PyObject **canonical, uint64_t *itemsize)
+{
+    if (!PyUnicode_CheckExact(key))  /* an unhashable key would raise; only strings name dtypes */
+        return 0;
+    PyObject *info = lookup(table, key);
+    if (info == NULL || !PyTuple_CheckExact(info) || PyTuple_GET_SIZE(info) != 2
+            || !as_u64(PyTuple_GET_ITEM(info, 1), itemsize))
+        return 0;
+    *canonical = PyTuple_GET_ITEM(info, 0);
+    return 1;
+}
+
+static int
+is_dense(PyObject *format)
+{
+    return format != NULL && PyUnicode_CheckExact(format) && PyUnicode_Compare(format, str_dense) == 0;
+}
+
+/* ------------------------------------------------------------------------------------------ safetensors */
+
+/* One ``name: {dtype, shape, data_offsets}`` entry that continues the buffer at *covered, or 0. */
+static int
+safetensors_entry(PyObject *value, PyObject *dtypes, uint64_t covered, PyObject **dtype, PyObject **shape,
+                  uint64_t *end)
+{
+    if (!PyDict_CheckExact(value) || PyDict_GET_SIZE(value) != 3)
+        return 0;
+    PyObject *raw_dtype = lookup(value, str_dtype), *offsets = lookup(value, str_data_offsets);
+    uint64_t itemsize, begin, nbytes;
+    int too_big;
+    *shape = lookup(value, str_shape);
+    if (raw_dtype == NULL || *shape == NULL || offsets == NULL || !dtype_info(dtypes, raw_dtype, dtype, &itemsize)
+            || !PyList_CheckExact(offsets) || PyList_GET_SIZE(offsets) != 2
+            || !as_u64(PyList_GET_ITEM(offsets, 0), &begin) || begin != covered
+            || !as_u64(PyList_GET_ITEM(offsets, 1), end) || *end < begin
+            || !shape_nbytes(*shape, itemsize, 64, &nbytes, &too_big) || too_big || nbytes != *end - begin)
+        return 0;
+    return 1;
+}
+
+static PyObject *
+shard_extra(PyObject *shard, PyObject *source, Py_ssize_t index_in_shard)
+{
+    PyObject *extra = PyDict_New(), *position = PyLong_FromSsize_t(index_in_shard);
+    if (extra == NULL || position == NULL || PyDict_SetItem(extra, str_shard, shard) < 0
+            || PyDict_SetItem(extra, str_source, source) < 0
+            || PyDict_SetItem(extra, str_index_in_shard, position) < 0) {
+        Py_XDECREF(extra);
+        extra = NULL;
+    }
+    Py_XDECREF(position);
+    return extra;
+}
+
+/* The tensors of a header's entries, or Py_None when one is not plain or they do not cover the buffer;
+ * NULL with an exception only for errors of Python itself (memory). */
+static PyObject *
+safetensors_list(PyObject *header, uint64_t base, uint64_t buffer_len, Py_ssize_t first_index, PyObject *dtypes,
+                 PyObject *shard, PyObject *source)
+{
+    PyObject *tensors = PyList_New(PyDict_GET_SIZE(header));
+    if (tensors == NULL)
+        return NULL;
+    Py_ssize_t position = 0, count = 0;
+    PyObject *name, *value;
+    uint64_t covered = 0;
+    while (PyDict_Next(header, &position, &name, &value) && count < PyList_GET_SIZE(tensors)) {
+        PyObject *dtype, *shape, *extra, *tensor = NULL;
+        uint64_t end, offset;
+        Py_INCREF(name);
+        Py_INCREF(value);
+        int plain = safetensors_entry(value, dtypes, covered, &dtype, &shape, &end)
+                    && !__builtin_add_overflow(base, covered, &offset);
+        if (plain) {
+            extra = shard == Py_None ? Py_NewRef(Py_None) : shard_extra(shard, source, count);
+            if (extra != NULL)
+                tensor = dense_tensor_u64(name, dtype, shape, first_index + count, offset, end - covered, Py_None,
+                                          extra);
+            Py_XDECREF(extra);
+        }
+        Py_DECREF(name);
+        Py_DECREF(value);
+        if (!plain) {
+            Py_DECREF(tensors);
+            Py_RETURN_NONE;
+        }
+        if (tensor == NULL) {
+            Py_DECREF(tensors);
+            return NULL;
+        }
+        PyList_SET_ITEM(tensors, count, tensor);
+        covered = end;
+        count++;
+    }
+    if (count != PyList_GET_SIZE(tensors) || covered != buffer_len) {
+        Py_DECREF(tensors);
+        Py_RETURN_NONE;
+    }
+    return tensors;
+}
+
+PyDoc_STRVAR(safetensors_dense_doc,
+"safetensors_dense(header, base, buffer_len, first_index, dtypes, shard, source) -> list | None\n\n"
+"The tensors of a decoded safetensors header (``__metadata__`` removed) whose entries are all plain, in\n"
+"buffer order, and exactly cover the buffer, else None. ``dtypes`` maps a safetensors dtype to\n"
+"``(canonical name, itemsize)``. With ``shard`` not None each tensor's extra names shard and source.");
+
+static PyObject *
+safetensors_dense(PyObject *module, PyObject *args)
+{
+    PyObject *header, *base_obj, *buffer_len_obj, *dtypes, *shard, *source;
+    Py_ssize_t first_index;
+    uint64_t base, buffer_len;
+    if (!PyArg_ParseTuple(args, "O!OOnO!OO:safetensors_dense", &PyDict_Type, &header, &base_obj,
+                          &buffer_len_obj, &first_index, &PyDict_Type, &dtypes, &shard, &source))
+        return NULL;
+    if (tensor_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
+    if (!as_u64(base_obj, &base) || !as_u64(buffer_len_obj, &buffer_len))
+        Py_RETURN_NONE;  /* no header covers a negative buffer; the checked path says what is wrong */
+    return safetensors_list(header, base, buffer_len, first_index, dtypes, shard, source);
+}
+
+/* How often ``needle`` (1 or 2 bytes) occurs in text, like bytes.count. */
+static Py_ssize_t
+count_bytes(const char *text, Py_ssize_t length, const char *needle, Py_ssize_t needle_length)
+{
+    Py_ssize_t count = 0;
+    const char *at = text, *stop = text + length;
+    while (at < stop && (at = memchr(at, needle[0], stop - at)) != NULL) {
+        if (needle_length == 1 || (at + 1 < stop && at[1] == needle[1]))
+            count++;
+        at++;
+    }
+    return count;
+}
+
+/* _no_key_dropped of safetensors.py: every key written is followed by its own colon. */
+static int
+no_key_dropped(const char *text, Py_ssize_t length, Py_ssize_t keys)
+{
+    if (count_bytes(text, length, ":", 1) == keys)
+        return 1;
+    if (count_bytes(text, length, "\":", 2) != keys)
+        return 0;
+    static const char *const space_colon[] = {" :", "\t:", "\n:", "\r:"};
+    for (int i = 0; i < 4; i++) {
+        if (count_bytes(text, length, space_colon[i], 2))
+            return 0;
+    }
+    return 1;
+}
+
+/* ``(metadata, entries)`` of a decoded plain header (split_plain_header in safetensors.py), or Py_None. Every
+ * top-level value must be an object: any other value would fail a later check of the batch anyway. */
+static PyObject *
+split_header(PyObject *header, const char *text, Py_ssize_t length)
+{
+    Py_ssize_t keys = PyDict_GET_SIZE(header), position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(header, &position, &key, &value)) {
+        if (!PyDict_CheckExact(value))
+            Py_RETURN_NONE;
+        keys += PyDict_GET_SIZE(value);
+    }
+    if (!no_key_dropped(text, length, keys))
+        Py_RETURN_NONE;
+    PyObject *metadata = lookup(header, str_metadata);
+    if (metadata == NULL)
+        metadata = PyDict_New();
+    else {
+        position = 0;
+        while (PyDict_Next(metadata, &position, &key, &value)) {
+            if (!PyUnicode_CheckExact(value))
+                Py_RETURN_NONE;
+        }
+        Py_INCREF(metadata);
+        if (PyDict_DelItem(header, str_metadata) < 0)
+            Py_CLEAR(metadata);
+    }
+    if (metadata == NULL)
+        return NULL;
+    PyObject *split = PyTuple_Pack(2, metadata, header);
+    Py_DECREF(metadata);
+    return split;
+}
+
+/* One shard of plain_headers: (header length, metadata, tensors, buffer length), Py_None, or NULL. */
+static PyObject *
+plain_shard(PyObject *head, PyObject *size_obj, PyObject *shard, PyObject *source, Py_ssize_t first_index,
+            PyObject *loads, PyObject *dtypes)
+{
+    uint64_t size, n = 0;
+    if (!PyBytes_CheckExact(head) || PyBytes_GET_SIZE(head) < 8 || !as_u64(size_obj, &size) || size < 8)
+        Py_RETURN_NONE;
+    const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(head);
+    for (int i = 7; i >= 0; i--)
+        n = (n << 8) | bytes[i];
+    if (n == 0 || n > (uint64_t)PyBytes_GET_SIZE(head) - 8 || n > size - 8)  
+        Py_RETURN_NONE;
+    const char *text = (const char *)bytes + 8;
+    Py_ssize_t length = (Py_ssize_t)n;
+    while (length > 0 && text[length - 1] == ' ')
+        length--;
+    if (length < 2 || text[0] != '{' || text[length - 1] != '}')
+        Py_RETURN_NONE;
+    PyObject *raw = PyBytes_FromStringAndSize(text, length), *header = NULL, *split = NULL, *result = NULL;
+    if (raw == NULL)
+        return NULL;
+    header = PyObject_CallOneArg(loads, raw);
+    if (header == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError) && !PyErr_ExceptionMatches(PyExc_TypeError)
+                && !PyErr_ExceptionMatches(PyExc_RecursionError))
+            goto done;
+        PyErr_Clear();  /* not JSON: the full reader says why */
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (!PyDict_CheckExact(header)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    if ((split = split_header(header, text, length)) == NULL)
+        goto done;
+    if (split == Py_None) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    PyObject *tensors = safetensors_list(header, 8 + n, size - 8 - n, first_index, dtypes, shard, source);
+    if (tensors == NULL || tensors == Py_None) {
+        result = tensors;
+        goto done;
+    }
+    result = Py_BuildValue("(KONK)", (unsigned long long)n, PyTuple_GET_ITEM(split, 0), tensors,
+                           (unsigned long long)(size - 8 - n));
+done:
+    Py_XDECREF(raw);
+    Py_XDECREF(header);
+    Py_XDECREF(split);
+    return result;
+}
+
+PyDoc_STRVAR(plain_headers_doc,
+"plain_headers(heads, sizes, shards, sources, first_index, loads, dtypes) -> list | None\n\n"
+"read_batch of multifile/fast_headers.py when every shard's header is plain and lists its tensors in\n"
+"buffer order: per shard ``(header length, metadata, tensors, data bytes)``, tensors numbered from\n"
+"``first_index`` across the batch. ``loads`` decodes the JSON text. None when any shard is otherwise.");
+
+static PyObject *
+plain_headers(PyObject *module, PyObject *args)
+{
+    PyObject *heads, *sizes, *shards, *sources, *loads, *dtypes;
+    Py_ssize_t index;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!nOO!:plain_headers", &PyList_Type, &heads, &PyList_Type, &sizes,
+                          &PyList_Type, &shards, &PyList_Type, &sources, &index, &loads, &PyDict_Type, &dtypes))
+        return NULL;
+    if (tensor_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
+    Py_ssize_t count = PyList_GET_SIZE(heads);
+    if (PyList_GET_SIZE(sizes) != count || PyList_GET_SIZE(shards) != count || PyList_GET_SIZE(sources) != count)
+        return PyErr_Format(PyExc_ValueError, "plain_headers() needs one size, shard and source per head");
+    PyObject *batch = PyList_New(count);
+    if (batch == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *read = plain_shard(PyList_GET_ITEM(heads, i), PyList_GET_ITEM(sizes, i),
+                                     PyList_GET_ITEM(shards, i), PyList_GET_ITEM(sources, i), index, loads, dtypes);
+        if (read == NULL || read == Py_None) {
+            Py_DECREF(batch);
+            return read;
+        }
+        PyList_SET_ITEM(batch, i, read);
+        index += PyList_GET_SIZE(PyTuple_GET_ITEM(read, 2));
+    }
+    return batch;
+}
+
+/* ------------------------------------------------------------------------------------------- zTensor */
+
+/* One plain zTensor 1.x dense entry. v1.0: ``{dtype, shape, format, components: {data: {offset, length}}}``;
+ * objects layout: ``{shape, format, components: {data: {dtype, offset, length}}}`` with a short dtype. */
+static int
+zt_entry(PyObject *name, PyObject *entry, PyObject *dtypes, int objects, PyObject **dtype, PyObject **shape,
+         PyObject **offset_obj, PyObject **length_obj)
+{
+    if (!PyUnicode_CheckExact(name) || !PyDict_CheckExact(entry) || PyDict_GET_SIZE(entry) != (objects ? 3 : 4))
+        return 0;
+    PyObject *components = lookup(entry, str_components);
+    *shape = lookup(entry, str_shape);
+    if (*shape == NULL || !is_dense(lookup(entry, str_format)) || components == NULL
+            || !PyDict_CheckExact(components) || PyDict_GET_SIZE(components) != 1)
+        return 0;
+    PyObject *data = lookup(components, str_data);
+    if (data == NULL || !PyDict_CheckExact(data) || PyDict_GET_SIZE(data) != (objects ? 3 : 2))
+        return 0;  /* optional keys (encoding, digest, ...) are checked by the Python path */
+    PyObject *raw_dtype = lookup(objects ? data : entry, str_dtype);
+    uint64_t itemsize, nbytes, offset, length;
+    int too_big;
+    *offset_obj = lookup(data, str_offset);
+    *length_obj = lookup(data, str_length);
+    if (raw_dtype == NULL || *offset_obj == NULL || *length_obj == NULL
+            || !dtype_info(dtypes, raw_dtype, dtype, &itemsize) || !as_u64(*offset_obj, &offset)
+            || !as_u64(*length_obj, &length) || !shape_nbytes(*shape, itemsize, PY_SSIZE_T_MAX, &nbytes, &too_big)
+            || too_big || nbytes != length)
+        return 0;
+    return 1;
+}
+
+PyDoc_STRVAR(zt_dense_doc,
+"zt_dense(entries, start, dtypes, objects) -> (tensors, unusual)\n\n"
+"The tensors of a zTensor 1.x manifest's entries, numbered from ``start``: a Tensor for each plain dense\n"
+"entry with only the required keys, None for any other, whose positions (from 0) are listed in ``unusual``.\n"
+"``dtypes`` maps the dtype as written to ``(canonical name, itemsize)``; ``objects`` selects the 1.0.2+\n"
+"objects layout.");
+
+static PyObject *
+zt_dense(PyObject *module, PyObject *args)
+{
+    PyObject *entries, *dtypes;
+    Py_ssize_t start;
+    int objects;
+    if (!PyArg_ParseTuple(args, "O!nO!p:zt_dense", &PyDict_Type, &entries, &start, &PyDict_Type, &dtypes,
+                          &objects))
+        return NULL;
+    if (tensor_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
+    PyObject *tensors = PyList_New(0), *unusual = PyList_New(0), *result = NULL;
+    if (tensors == NULL || unusual == NULL)
+        goto done;
+    Py_ssize_t position = 0, count = 0;
+    PyObject *name, *entry;
+    while (PyDict_Next(entries, &position, &name, &entry)) {
+        PyObject *dtype, *shape, *offset, *length, *tensor = NULL;
+        Py_INCREF(name);
+        Py_INCREF(entry);
+        if (zt_entry(name, entry, dtypes, objects, &dtype, &shape, &offset, &length)) {
+            tensor = dense_tensor(name, dtype, shape, start + count, offset, length, str_dense, Py_None);
+        }
+        else {
+            PyObject *at = PyLong_FromSsize_t(count);
+            if (at != NULL && PyList_Append(unusual, at) == 0)
+                tensor = Py_NewRef(Py_None);
+            Py_XDECREF(at);
+        }
+        Py_DECREF(name);
+        Py_DECREF(entry);
+        if (tensor == NULL || PyList_Append(tensors, tensor) < 0) {
+            Py_XDECREF(tensor);
+            goto done;
+        }
+        Py_DECREF(tensor);
+        count++;
+    }
+    result = PyTuple_Pack(2, tensors, unusual);
+done:
+    Py_XDECREF(tensors);
+    Py_XDECREF(unusual);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------------- layout */
+
+PyDoc_STRVAR(plain_hull_doc,
+"plain_hull(tensors, file_size, alignment) -> (start, reach) | None\n\n"
+"When every tensor is a dense_tensor whose component was never built, non-empty, inside the file, after the\n"
+"previous one without touching it and (alignment > 0) aligned: the first byte and the end of the last\n"
+"component. Else None: the general layout check must look.");
+
+static PyObject *
+plain_hull(PyObject *module, PyObject *args)
+{
+    PyObject *tensors, *file_size_obj;
+    unsigned long long alignment;
+    uint64_t file_size, reach = 0, start = 0;
+    if (!PyArg_ParseTuple(args, "O!OK:plain_hull", &PyList_Type, &tensors, &file_size_obj, &alignment))
+        return NULL;
+    if (tensor_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
+    Py_ssize_t count = PyList_GET_SIZE(tensors);
+    if (count == 0 || !as_u64(file_size_obj, &file_size))
+        Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *tensor = PyList_GET_ITEM(tensors, i);
+        if (!Py_IS_TYPE(tensor, tensor_type))
+            Py_RETURN_NONE;
+        PyObject *components = *(PyObject **)((char *)tensor + slot_offset[SLOT_COMPONENTS]);
+        PyObject *data = *(PyObject **)((char *)tensor + slot_offset[SLOT_DATA]);
+        uint64_t offset, length, end;
+        if (components != Py_None || data == NULL || !PyTuple_CheckExact(data) || PyTuple_GET_SIZE(data) < 2
+                || !as_u64(PyTuple_GET_ITEM(data, 0), &offset) || !as_u64(PyTuple_GET_ITEM(data, 1), &length)
+                || length == 0 || __builtin_add_overflow(offset, length, &end) || end > file_size
+                || (i > 0 && offset < reach) || (alignment && offset % alignment))
+            Py_RETURN_NONE;
+        if (i == 0)
+            start = offset;
+        reach = end;
+    }
+    return Py_BuildValue("(KK)", (unsigned long long)start, (unsigned long long)reach);
+}
+
+/* ---------------------------------------------------------------------------------------------- setup */
+
+PyDoc_STRVAR(configure_doc,
+"configure(tensor_type)\n\n"
+"Remember the Tensor class whose instances the other functions build; its slots must be plain members.");
+
+static PyObject *
+configure(PyObject *module, PyObject *arg)
+{
+    if (!PyType_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "configure() needs the Tensor class");
+    PyTypeObject *type = (PyTypeObject *)arg;
+    Py_ssize_t offsets[SLOT_COUNT];
+    for (int i = 0; i < SLOT_COUNT; i++) {
+        PyObject *descr = PyObject_GetAttrString(arg, slot_names[i]);  /* a slot's descriptor itself */
+        if (descr == NULL)
+            return NULL;
+        PyMemberDef *member = Py_IS_TYPE(descr, &PyMemberDescr_Type) ? ((PyMemberDescrObject *)descr)->d_member : NULL;
+        int usable = member != NULL && member->type == T_OBJECT_EX && !(member->flags & READONLY)
+                     && ((PyDescrObject *)descr)->d_type == type;
+        Py_DECREF(descr);
+        if (!usable)
+            return PyErr_Format(PyExc_TypeError, "%s.%s is not a writable object slot of that class",
+                                type->tp_name, slot_names[i]);
+        offsets[i] = member->offset;
+    }
+    Py_INCREF(type);
+    Py_XSETREF(tensor_type, type);
+    memcpy(slot_offset, offsets, sizeof offsets);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_O, configure_doc},
+    {"safetensors_dense", safetensors_dense, METH_VARARGS, safetensors_dense_doc},
+    {"zt_dense", zt_dense, METH_VARARGS, zt_dense_doc},
+    {"plain_hull", plain_hull, METH_VARARGS, plain_hull_doc},
+    {"plain_headers", plain_headers, METH_VARARGS, plain_headers_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_accel", "Plain-entry fast paths of the safetensors and zTensor readers.", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+static PyObject **const interned[] = {
+    &str_raw, &str_dense, &str_dtype, &str_shape, &str_data_offsets, &str_format, &str_components, &str_data,
+    &str_offset, &str_length, &str_shard, &str_source, &str_index_in_shard, &str_metadata,
+};
+static const char *const interned_text[] = {
+    "raw", "dense", "dtype", "shape", "data_offsets", "format", "components", "data",
+    "offset", "length", "shard", "source", "index_in_shard", "__metadata__",
+};
+
+PyMODINIT_FUNC
+PyInit__accel(void)
+{
+    for (size_t i = 0; i < sizeof interned / sizeof interned[0]; i++) {
+        if ((*interned[i] = PyUnicode_InternFromString(interned_text[i])) == NULL)
+            return NULL;
+    }
+    return PyModule_Create(&module_def);
+}

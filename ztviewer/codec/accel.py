@@ -1,0 +1,29 @@
+"""The optional C fast path for listing large manifests (``ztviewer/codec/_accel.c``).
+
+Built at install time when a C compiler is present. It takes the same plain entries as the Python fast
+paths in :mod:`.formats.safetensors_tensors` and :mod:`.formats.zt_fast` and builds the same tensors, so a
+10,000-tensor manifest costs little more than its JSON or CBOR decoding. It only walks objects that orjson or
+cbor2 already decoded; it never reads file bytes. Without it (or with ``ZTVIEWER_PURE_PYTHON=1`` in the
+environment) the Python paths run; tests hold the two to the same results.
+"""
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+from .model import Tensor
+
+
+def _load() -> ModuleType | None:
+    if os.environ.get("ZTVIEWER_PURE_PYTHON"):
+        return None
+    try:
+        from . import _accel
+    except ImportError:
+        return None
+    _accel.configure(Tensor)
+    return _accel
+
+
+#: The C module, configured, or ``None`` when it is not built or disabled.
+native: ModuleType | None = _load()
