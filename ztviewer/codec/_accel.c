@@ -44,12 +44,16 @@ new_tensor(PyObject *const values[SLOT_COUNT])
 }
 
 /* dense_tensor(name, dtype, shape, index, offset, length, "raw", None, None, spelling, extra), with
- * offset and length as int objects. */
+ * offset and length as int objects. The arguments may be borrowed from the manifest: they are held while
+ * allocating, which may run the collector and so any finalizer. */
 static PyObject *
 dense_tensor(PyObject *name, PyObject *dtype, PyObject *shape_list, Py_ssize_t index, PyObject *offset_obj,
              PyObject *length_obj, PyObject *spelling, PyObject *extra)
 {
+    PyObject *held[] = {name, dtype, shape_list, offset_obj, length_obj, spelling, extra};
     PyObject *shape = NULL, *index_obj = NULL, *data = NULL, *tensor = NULL;
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        Py_INCREF(held[i]);
     if ((shape = PyList_AsTuple(shape_list)) == NULL || (index_obj = PyLong_FromSsize_t(index)) == NULL
             || (data = PyTuple_Pack(6, offset_obj, length_obj, str_raw, Py_None, Py_None, dtype)) == NULL)
         goto done;
@@ -64,6 +68,8 @@ done:
     Py_XDECREF(shape);
     Py_XDECREF(index_obj);
     Py_XDECREF(data);
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        Py_DECREF(held[i]);
     return tensor;
 }
 
@@ -190,10 +196,11 @@ shard_extra(PyObject *shard, PyObject *source, Py_ssize_t index_in_shard)
 }
 
 /* The tensors of a header's entries, or Py_None when one is not plain or they do not cover the buffer;
- * NULL with an exception only for errors of Python itself (memory). */
+ * NULL with an exception only for errors of Python itself (memory). With with_extra each tensor's extra
+ * names shard, source and index_in_shard, else it is None. */
 static PyObject *
 safetensors_list(PyObject *header, uint64_t base, uint64_t buffer_len, Py_ssize_t first_index, PyObject *dtypes,
-                 PyObject *shard, PyObject *source)
+                 int with_extra, PyObject *shard, PyObject *source)
 {
     PyObject *tensors = PyList_New(PyDict_GET_SIZE(header));
     if (tensors == NULL)
@@ -202,28 +209,24 @@ safetensors_list(PyObject *header, uint64_t base, uint64_t buffer_len, Py_ssize_
     PyObject *name, *value;
     uint64_t covered = 0;
     while (PyDict_Next(header, &position, &name, &value) && count < PyList_GET_SIZE(tensors)) {
-        PyObject *dtype, *shape, *extra, *tensor = NULL;
+        PyObject *dtype, *shape, *tensor = NULL;
         uint64_t end, offset;
         Py_INCREF(name);
         Py_INCREF(value);
-        int plain = safetensors_entry(value, dtypes, covered, &dtype, &shape, &end)
+        /* before the check: allocating may run the collector, which must not free what the check borrows */
+        PyObject *extra = with_extra ? shard_extra(shard, source, count) : Py_NewRef(Py_None);
+        int plain = extra != NULL && safetensors_entry(value, dtypes, covered, &dtype, &shape, &end)
                     && !__builtin_add_overflow(base, covered, &offset);
-        if (plain) {
-            extra = shard == Py_None ? Py_NewRef(Py_None) : shard_extra(shard, source, count);
-            if (extra != NULL)
-                tensor = dense_tensor_u64(name, dtype, shape, first_index + count, offset, end - covered, Py_None,
-                                          extra);
-            Py_XDECREF(extra);
-        }
+        if (plain)
+            tensor = dense_tensor_u64(name, dtype, shape, first_index + count, offset, end - covered, Py_None, extra);
+        Py_XDECREF(extra);
         Py_DECREF(name);
         Py_DECREF(value);
-        if (!plain) {
-            Py_DECREF(tensors);
-            Py_RETURN_NONE;
-        }
         if (tensor == NULL) {
             Py_DECREF(tensors);
-            return NULL;
+            if (PyErr_Occurred())
+                return NULL;
+            Py_RETURN_NONE;
         }
         PyList_SET_ITEM(tensors, count, tensor);
         covered = end;
@@ -255,7 +258,7 @@ safetensors_dense(PyObject *module, PyObject *args)
         return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
     if (!as_u64(base_obj, &base) || !as_u64(buffer_len_obj, &buffer_len))
         Py_RETURN_NONE;  /* no header covers a negative buffer; the checked path says what is wrong */
-    return safetensors_list(header, base, buffer_len, first_index, dtypes, shard, source);
+    return safetensors_list(header, base, buffer_len, first_index, dtypes, shard != Py_None, shard, source);
 }
 
 /* How often ``needle`` (1 or 2 bytes) occurs in text, like bytes.count. */
@@ -333,7 +336,7 @@ plain_shard(PyObject *head, PyObject *size_obj, PyObject *shard, PyObject *sourc
     const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(head);
     for (int i = 7; i >= 0; i--)
         n = (n << 8) | bytes[i];
-    if (n == 0 || n > (uint64_t)PyBytes_GET_SIZE(head) - 8 || n > size - 8)  
+    if (n == 0 || n > (uint64_t)PyBytes_GET_SIZE(head) - 8 || n > size - 8)
         Py_RETURN_NONE;
     const char *text = (const char *)bytes + 8;
     Py_ssize_t length = (Py_ssize_t)n;
@@ -363,7 +366,7 @@ plain_shard(PyObject *head, PyObject *size_obj, PyObject *shard, PyObject *sourc
         result = Py_NewRef(Py_None);
         goto done;
     }
-    PyObject *tensors = safetensors_list(header, 8 + n, size - 8 - n, first_index, dtypes, shard, source);
+    PyObject *tensors = safetensors_list(header, 8 + n, size - 8 - n, first_index, dtypes, 1, shard, source);
     if (tensors == NULL || tensors == Py_None) {
         result = tensors;
         goto done;
@@ -384,24 +387,20 @@ PyDoc_STRVAR(plain_headers_doc,
 "``first_index`` across the batch. ``loads`` decodes the JSON text. None when any shard is otherwise.");
 
 static PyObject *
-plain_headers(PyObject *module, PyObject *args)
+plain_batch(PyObject *const columns[4], Py_ssize_t index, PyObject *loads, PyObject *dtypes)
 {
-    PyObject *heads, *sizes, *shards, *sources, *loads, *dtypes;
-    Py_ssize_t index;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!nOO!:plain_headers", &PyList_Type, &heads, &PyList_Type, &sizes,
-                          &PyList_Type, &shards, &PyList_Type, &sources, &index, &loads, &PyDict_Type, &dtypes))
-        return NULL;
-    if (tensor_type == NULL)
-        return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
-    Py_ssize_t count = PyList_GET_SIZE(heads);
-    if (PyList_GET_SIZE(sizes) != count || PyList_GET_SIZE(shards) != count || PyList_GET_SIZE(sources) != count)
-        return PyErr_Format(PyExc_ValueError, "plain_headers() needs one size, shard and source per head");
+    Py_ssize_t count = PyTuple_GET_SIZE(columns[0]);
+    for (int c = 1; c < 4; c++) {
+        if (PyTuple_GET_SIZE(columns[c]) != count)
+            return PyErr_Format(PyExc_ValueError, "plain_headers() needs one size, shard and source per head");
+    }
     PyObject *batch = PyList_New(count);
     if (batch == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *read = plain_shard(PyList_GET_ITEM(heads, i), PyList_GET_ITEM(sizes, i),
-                                     PyList_GET_ITEM(shards, i), PyList_GET_ITEM(sources, i), index, loads, dtypes);
+        PyObject *read = plain_shard(PyTuple_GET_ITEM(columns[0], i), PyTuple_GET_ITEM(columns[1], i),
+                                     PyTuple_GET_ITEM(columns[2], i), PyTuple_GET_ITEM(columns[3], i), index, loads,
+                                     dtypes);
         if (read == NULL || read == Py_None) {
             Py_DECREF(batch);
             return read;
@@ -409,6 +408,28 @@ plain_headers(PyObject *module, PyObject *args)
         PyList_SET_ITEM(batch, i, read);
         index += PyList_GET_SIZE(PyTuple_GET_ITEM(read, 2));
     }
+    return batch;
+}
+
+static PyObject *
+plain_headers(PyObject *module, PyObject *args)
+{
+    PyObject *lists[4], *columns[4] = {NULL, NULL, NULL, NULL}, *loads, *dtypes, *batch = NULL;
+    Py_ssize_t index;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!nOO!:plain_headers", &PyList_Type, &lists[0], &PyList_Type, &lists[1],
+                          &PyList_Type, &lists[2], &PyList_Type, &lists[3], &index, &loads, &PyDict_Type, &dtypes))
+        return NULL;
+    if (tensor_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
+    /* copies: loads is Python code, and must not free a head being read or shorten a list being walked */
+    for (int c = 0; c < 4; c++) {
+        if ((columns[c] = PyList_AsTuple(lists[c])) == NULL)
+            goto done;
+    }
+    batch = plain_batch(columns, index, loads, dtypes);
+done:
+    for (int c = 0; c < 4; c++)
+        Py_XDECREF(columns[c]);
     return batch;
 }
 
@@ -506,16 +527,15 @@ PyDoc_STRVAR(plain_hull_doc,
 static PyObject *
 plain_hull(PyObject *module, PyObject *args)
 {
-    PyObject *tensors, *file_size_obj;
-    unsigned long long alignment;
-    uint64_t file_size, reach = 0, start = 0;
-    if (!PyArg_ParseTuple(args, "O!OK:plain_hull", &PyList_Type, &tensors, &file_size_obj, &alignment))
+    PyObject *tensors, *file_size_obj, *alignment_obj;
+    uint64_t file_size, alignment, reach = 0, start = 0;
+    if (!PyArg_ParseTuple(args, "O!OO:plain_hull", &PyList_Type, &tensors, &file_size_obj, &alignment_obj))
         return NULL;
     if (tensor_type == NULL)
         return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
     Py_ssize_t count = PyList_GET_SIZE(tensors);
-    if (count == 0 || !as_u64(file_size_obj, &file_size))
-        Py_RETURN_NONE;
+    if (count == 0 || !as_u64(file_size_obj, &file_size) || !as_u64(alignment_obj, &alignment))
+        Py_RETURN_NONE;  /* an alignment past u64 is not to be truncated; the general check looks */
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *tensor = PyList_GET_ITEM(tensors, i);
         if (!Py_IS_TYPE(tensor, tensor_type))
