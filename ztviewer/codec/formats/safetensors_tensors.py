@@ -99,7 +99,7 @@ def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int, first_
     ``index_in_shard``.
     """
     native = accel.native
-    if native is not None:
+    if native is not None and (shard is None or shard[0] is not None):  # C reads a None shard as no shard
         shard_name, source = shard if shard is not None else (None, None)
         return native.safetensors_dense(header, base, buffer_len, first_index, DTYPE_INFO, shard_name, source)
     return python_dict_tensors(header, base, buffer_len, first_index, shard)
