@@ -43,18 +43,32 @@ new_tensor(PyObject *const values[SLOT_COUNT])
     return tensor;
 }
 
+/* The shape list as a tuple, the same tuple for equal shapes within one call: a checkpoint repeats a few
+ * shapes thousands of times, and every object kept costs memory the process must map and fault in. */
+static PyObject *
+shape_tuple(PyObject *shape_list, PyObject *shapes)
+{
+    PyObject *shape = PyList_AsTuple(shape_list);
+    if (shape == NULL)
+        return NULL;
+    PyObject *known = PyDict_SetDefault(shapes, shape, shape);  /* a tuple of ints: hashing runs no code */
+    Py_XINCREF(known);
+    Py_DECREF(shape);
+    return known;
+}
+
 /* dense_tensor(name, dtype, shape, index, offset, length, "raw", None, None, spelling, extra), with
  * offset and length as int objects. The arguments may be borrowed from the manifest: they are held while
  * allocating, which may run the collector and so any finalizer. */
 static PyObject *
-dense_tensor(PyObject *name, PyObject *dtype, PyObject *shape_list, Py_ssize_t index, PyObject *offset_obj,
-             PyObject *length_obj, PyObject *spelling, PyObject *extra)
+dense_tensor(PyObject *name, PyObject *dtype, PyObject *shape_list, PyObject *shapes, Py_ssize_t index,
+             PyObject *offset_obj, PyObject *length_obj, PyObject *spelling, PyObject *extra)
 {
     PyObject *held[] = {name, dtype, shape_list, offset_obj, length_obj, spelling, extra};
     PyObject *shape = NULL, *index_obj = NULL, *data = NULL, *tensor = NULL;
     for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
         Py_INCREF(held[i]);
-    if ((shape = PyList_AsTuple(shape_list)) == NULL || (index_obj = PyLong_FromSsize_t(index)) == NULL
+    if ((shape = shape_tuple(shape_list, shapes)) == NULL || (index_obj = PyLong_FromSsize_t(index)) == NULL
             || (data = PyTuple_Pack(6, offset_obj, length_obj, str_raw, Py_None, Py_None, dtype)) == NULL)
         goto done;
     PyObject *values[SLOT_COUNT] = {
@@ -74,13 +88,13 @@ done:
 }
 
 static PyObject *
-dense_tensor_u64(PyObject *name, PyObject *dtype, PyObject *shape_list, Py_ssize_t index, uint64_t offset,
-                 uint64_t length, PyObject *spelling, PyObject *extra)
+dense_tensor_u64(PyObject *name, PyObject *dtype, PyObject *shape_list, PyObject *shapes, Py_ssize_t index,
+                 uint64_t offset, uint64_t length, PyObject *spelling, PyObject *extra)
 {
     PyObject *offset_obj = PyLong_FromUnsignedLongLong(offset), *length_obj = PyLong_FromUnsignedLongLong(length);
     PyObject *tensor = NULL;
     if (offset_obj != NULL && length_obj != NULL)
-        tensor = dense_tensor(name, dtype, shape_list, index, offset_obj, length_obj, spelling, extra);
+        tensor = dense_tensor(name, dtype, shape_list, shapes, index, offset_obj, length_obj, spelling, extra);
     Py_XDECREF(offset_obj);
     Py_XDECREF(length_obj);
     return tensor;
@@ -200,7 +214,7 @@ shard_extra(PyObject *shard, PyObject *source, Py_ssize_t index_in_shard)
  * names shard, source and index_in_shard, else it is None. */
 static PyObject *
 safetensors_list(PyObject *header, uint64_t base, uint64_t buffer_len, Py_ssize_t first_index, PyObject *dtypes,
-                 int with_extra, PyObject *shard, PyObject *source)
+                 PyObject *shapes, int with_extra, PyObject *shard, PyObject *source)
 {
     PyObject *tensors = PyList_New(PyDict_GET_SIZE(header));
     if (tensors == NULL)
@@ -218,7 +232,8 @@ safetensors_list(PyObject *header, uint64_t base, uint64_t buffer_len, Py_ssize_
         int plain = extra != NULL && safetensors_entry(value, dtypes, covered, &dtype, &shape, &end)
                     && !__builtin_add_overflow(base, covered, &offset);
         if (plain)
-            tensor = dense_tensor_u64(name, dtype, shape, first_index + count, offset, end - covered, Py_None, extra);
+            tensor = dense_tensor_u64(name, dtype, shape, shapes, first_index + count, offset, end - covered, Py_None,
+                                      extra);
         Py_XDECREF(extra);
         Py_DECREF(name);
         Py_DECREF(value);
@@ -258,7 +273,12 @@ safetensors_dense(PyObject *module, PyObject *args)
         return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
     if (!as_u64(base_obj, &base) || !as_u64(buffer_len_obj, &buffer_len))
         Py_RETURN_NONE;  /* no header covers a negative buffer; the checked path says what is wrong */
-    return safetensors_list(header, base, buffer_len, first_index, dtypes, shard != Py_None, shard, source);
+    PyObject *shapes = PyDict_New(), *tensors = NULL;
+    if (shapes != NULL)
+        tensors = safetensors_list(header, base, buffer_len, first_index, dtypes, shapes, shard != Py_None, shard,
+                                   source);
+    Py_XDECREF(shapes);
+    return tensors;
 }
 
 /* How often ``needle`` (1 or 2 bytes) occurs in text, like bytes.count. */
@@ -328,7 +348,7 @@ split_header(PyObject *header, const char *text, Py_ssize_t length)
 /* One shard of plain_headers: (header length, metadata, tensors, buffer length), Py_None, or NULL. */
 static PyObject *
 plain_shard(PyObject *head, PyObject *size_obj, PyObject *shard, PyObject *source, Py_ssize_t first_index,
-            PyObject *loads, PyObject *dtypes)
+            PyObject *loads, PyObject *dtypes, PyObject *shapes)
 {
     uint64_t size, n = 0;
     if (!PyBytes_CheckExact(head) || PyBytes_GET_SIZE(head) < 8 || !as_u64(size_obj, &size) || size < 8)
@@ -366,7 +386,7 @@ plain_shard(PyObject *head, PyObject *size_obj, PyObject *shard, PyObject *sourc
         result = Py_NewRef(Py_None);
         goto done;
     }
-    PyObject *tensors = safetensors_list(header, 8 + n, size - 8 - n, first_index, dtypes, 1, shard, source);
+    PyObject *tensors = safetensors_list(header, 8 + n, size - 8 - n, first_index, dtypes, shapes, 1, shard, source);
     if (tensors == NULL || tensors == Py_None) {
         result = tensors;
         goto done;
@@ -387,7 +407,7 @@ PyDoc_STRVAR(plain_headers_doc,
 "``first_index`` across the batch. ``loads`` decodes the JSON text. None when any shard is otherwise.");
 
 static PyObject *
-plain_batch(PyObject *const columns[4], Py_ssize_t index, PyObject *loads, PyObject *dtypes)
+plain_batch(PyObject *const columns[4], Py_ssize_t index, PyObject *loads, PyObject *dtypes, PyObject *shapes)
 {
     Py_ssize_t count = PyTuple_GET_SIZE(columns[0]);
     for (int c = 1; c < 4; c++) {
@@ -400,7 +420,7 @@ plain_batch(PyObject *const columns[4], Py_ssize_t index, PyObject *loads, PyObj
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *read = plain_shard(PyTuple_GET_ITEM(columns[0], i), PyTuple_GET_ITEM(columns[1], i),
                                      PyTuple_GET_ITEM(columns[2], i), PyTuple_GET_ITEM(columns[3], i), index, loads,
-                                     dtypes);
+                                     dtypes, shapes);
         if (read == NULL || read == Py_None) {
             Py_DECREF(batch);
             return read;
@@ -414,7 +434,7 @@ plain_batch(PyObject *const columns[4], Py_ssize_t index, PyObject *loads, PyObj
 static PyObject *
 plain_headers(PyObject *module, PyObject *args)
 {
-    PyObject *lists[4], *columns[4] = {NULL, NULL, NULL, NULL}, *loads, *dtypes, *batch = NULL;
+    PyObject *lists[4], *columns[4] = {NULL, NULL, NULL, NULL}, *loads, *dtypes, *batch = NULL, *shapes = NULL;
     Py_ssize_t index;
     if (!PyArg_ParseTuple(args, "O!O!O!O!nOO!:plain_headers", &PyList_Type, &lists[0], &PyList_Type, &lists[1],
                           &PyList_Type, &lists[2], &PyList_Type, &lists[3], &index, &loads, &PyDict_Type, &dtypes))
@@ -426,8 +446,10 @@ plain_headers(PyObject *module, PyObject *args)
         if ((columns[c] = PyList_AsTuple(lists[c])) == NULL)
             goto done;
     }
-    batch = plain_batch(columns, index, loads, dtypes);
+    if ((shapes = PyDict_New()) != NULL)
+        batch = plain_batch(columns, index, loads, dtypes, shapes);
 done:
+    Py_XDECREF(shapes);
     for (int c = 0; c < 4; c++)
         Py_XDECREF(columns[c]);
     return batch;
@@ -482,8 +504,8 @@ zt_dense(PyObject *module, PyObject *args)
         return NULL;
     if (tensor_type == NULL)
         return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
-    PyObject *tensors = PyList_New(0), *unusual = PyList_New(0), *result = NULL;
-    if (tensors == NULL || unusual == NULL)
+    PyObject *tensors = PyList_New(0), *unusual = PyList_New(0), *shapes = PyDict_New(), *result = NULL;
+    if (tensors == NULL || unusual == NULL || shapes == NULL)
         goto done;
     Py_ssize_t position = 0, count = 0;
     PyObject *name, *entry;
@@ -492,7 +514,7 @@ zt_dense(PyObject *module, PyObject *args)
         Py_INCREF(name);
         Py_INCREF(entry);
         if (zt_entry(name, entry, dtypes, objects, &dtype, &shape, &offset, &length)) {
-            tensor = dense_tensor(name, dtype, shape, start + count, offset, length, str_dense, Py_None);
+            tensor = dense_tensor(name, dtype, shape, shapes, start + count, offset, length, str_dense, Py_None);
         }
         else {
             PyObject *at = PyLong_FromSsize_t(count);
@@ -513,6 +535,7 @@ zt_dense(PyObject *module, PyObject *args)
 done:
     Py_XDECREF(tensors);
     Py_XDECREF(unusual);
+    Py_XDECREF(shapes);
     return result;
 }
 
