@@ -48,7 +48,7 @@ new_tensor(PyObject *const values[SLOT_COUNT])
 static PyObject *
 shape_tuple(PyObject *shape_list, PyObject *shapes)
 {
-    PyObject *shape = PyList_AsTuple(shape_list);
+    PyObject *shape = PyTuple_CheckExact(shape_list) ? Py_NewRef(shape_list) : PyList_AsTuple(shape_list);
     if (shape == NULL)
         return NULL;
     PyObject *known = PyDict_SetDefault(shapes, shape, shape);  /* a tuple of ints: hashing runs no code */
@@ -281,6 +281,345 @@ safetensors_dense(PyObject *module, PyObject *args)
     return tensors;
 }
 
+/* ---------------------------------------------------------------------- safetensors JSON, read directly */
+
+/* The JSON text of a plain header, read in one pass without building the decoded object: only what the
+ * tensors keep is allocated. It takes the common subset of what the reference writer produces: strings
+ * without escapes, integers without sign, fraction or exponent, entries {dtype, shape, data_offsets} in
+ * any key order, string-only __metadata__. At anything else it declines (Py_None) and the JSON parser
+ * runs; it never decides that a header is wrong. */
+
+#define MAX_DTYPES 8
+
+typedef struct {
+    const char *at, *end;
+    int dtype_count;
+    struct { const char *text; Py_ssize_t length; PyObject *canonical; uint64_t itemsize; } dtypes[MAX_DTYPES];
+} Json;
+
+static void
+json_release(Json *json)
+{
+    for (int i = 0; i < json->dtype_count; i++)
+        Py_DECREF(json->dtypes[i].canonical);
+}
+
+static void
+skip_space(Json *json)
+{
+    while (json->at < json->end && (*json->at == ' ' || *json->at == '\n' || *json->at == '\r' || *json->at == '\t'))
+        json->at++;
+}
+
+static int
+take(Json *json, char wanted)
+{
+    skip_space(json);
+    if (json->at < json->end && *json->at == wanted) {
+        json->at++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A string without escapes or control bytes: its bytes between the quotes. */
+static int
+take_string(Json *json, const char **text, Py_ssize_t *length)
+{
+    if (!take(json, '"'))
+        return 0;
+    const char *start = json->at;
+    for (; json->at < json->end; json->at++) {
+        unsigned char c = (unsigned char)*json->at;
+        if (c == '"') {
+            *text = start;
+            *length = json->at - start;
+            json->at++;
+            return 1;
+        }
+        if (c == '\\' || c < 0x20)
+            return 0;
+    }
+    return 0;
+}
+
+static int
+take_uint(Json *json, uint64_t *value)
+{
+    skip_space(json);
+    const char *start = json->at;
+    uint64_t v = 0;
+    while (json->at < json->end && *json->at >= '0' && *json->at <= '9') {
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*json->at - '0'), &v))
+            return 0;
+        json->at++;
+    }
+    Py_ssize_t digits = json->at - start;
+    if (digits == 0 || (digits > 1 && *start == '0'))  /* JSON has no leading zeros */
+        return 0;
+    if (json->at < json->end && (*json->at == '.' || *json->at == 'e' || *json->at == 'E'))
+        return 0;
+    *value = v;
+    return 1;
+}
+
+static int
+same_text(const char *text, Py_ssize_t length, const char *word)
+{
+    return (size_t)length == strlen(word) && memcmp(text, word, length) == 0;
+}
+
+static PyObject *
+decode_text(const char *text, Py_ssize_t length)
+{
+    PyObject *value = PyUnicode_DecodeUTF8(text, length, NULL);
+    if (value == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+        PyErr_Clear();  /* the JSON parser says what is wrong with it */
+    return value;
+}
+
+/* ``(canonical, itemsize)`` of a dtype written as text, remembered for the rest of the header. */
+static int
+json_dtype(Json *json, PyObject *table, const char *text, Py_ssize_t length, PyObject **canonical,
+           uint64_t *itemsize)
+{
+    for (int i = 0; i < json->dtype_count; i++) {
+        if (json->dtypes[i].length == length && memcmp(json->dtypes[i].text, text, length) == 0) {
+            *canonical = json->dtypes[i].canonical;
+            *itemsize = json->dtypes[i].itemsize;
+            return 1;
+        }
+    }
+    PyObject *key = decode_text(text, length);
+    int known = key != NULL && dtype_info(table, key, canonical, itemsize);
+    Py_XDECREF(key);
+    if (!known)
+        return 0;
+    if (json->dtype_count < MAX_DTYPES) {
+        Py_INCREF(*canonical);
+        json->dtypes[json->dtype_count].text = text;
+        json->dtypes[json->dtype_count].length = length;
+        json->dtypes[json->dtype_count].canonical = *canonical;
+        json->dtypes[json->dtype_count].itemsize = *itemsize;
+        json->dtype_count++;
+    }
+    return 1;
+}
+
+typedef struct {
+    PyObject *dtype;  /* borrowed from the Json's dtype memory */
+    uint64_t itemsize, begin, end;
+    Py_ssize_t ndim;
+    uint64_t dims[64];
+} JsonEntry;
+
+/* ``{"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}``, keys in any order, each once. */
+static int
+take_entry(Json *json, PyObject *table, JsonEntry *entry)
+{
+    int seen = 0;  /* bits: dtype, shape, data_offsets */
+    if (!take(json, '{'))
+        return 0;
+    do {
+        const char *key, *text;
+        Py_ssize_t key_length, length;
+        if (!take_string(json, &key, &key_length) || !take(json, ':'))
+            return 0;
+        if (same_text(key, key_length, "dtype") && !(seen & 1)) {
+            if (!take_string(json, &text, &length)
+                    || !json_dtype(json, table, text, length, &entry->dtype, &entry->itemsize))
+                return 0;
+            seen |= 1;
+        }
+        else if (same_text(key, key_length, "shape") && !(seen & 2)) {
+            if (!take(json, '['))
+                return 0;
+            entry->ndim = 0;
+            if (!take(json, ']')) {
+                do {
+                    if (entry->ndim == 64 || !take_uint(json, &entry->dims[entry->ndim]))
+                        return 0;
+                    entry->ndim++;
+                } while (take(json, ','));
+                if (!take(json, ']'))
+                    return 0;
+            }
+            seen |= 2;
+        }
+        else if (same_text(key, key_length, "data_offsets") && !(seen & 4)) {
+            if (!take(json, '[') || !take_uint(json, &entry->begin) || !take(json, ',')
+                    || !take_uint(json, &entry->end) || !take(json, ']'))
+                return 0;
+            seen |= 4;
+        }
+        else
+            return 0;
+    } while (take(json, ','));
+    return take(json, '}') && seen == 7;
+}
+
+/* The entry's size agrees with its span, which continues the buffer at covered. */
+static int
+entry_fits(const JsonEntry *entry, uint64_t covered)
+{
+    uint64_t nbytes = entry->itemsize;
+    int overflow = 0, zero = 0;
+    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
+        if (entry->dims[axis] == 0)
+            zero = 1;
+        else if (!overflow && __builtin_mul_overflow(nbytes, entry->dims[axis], &nbytes))
+            overflow = 1;
+    }
+    if (zero)
+        nbytes = 0;
+    else if (overflow)
+        return 0;
+    return entry->begin == covered && entry->end >= entry->begin && nbytes == entry->end - entry->begin;
+}
+
+static PyObject *
+dims_tuple(const JsonEntry *entry)
+{
+    PyObject *shape = PyTuple_New(entry->ndim);
+    if (shape == NULL)
+        return NULL;
+    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
+        PyObject *dim = PyLong_FromUnsignedLongLong(entry->dims[axis]);
+        if (dim == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(shape, axis, dim);
+    }
+    return shape;
+}
+
+/* ``"__metadata__": {"key": "value", ...}`` into a new dict; a repeated key declines. */
+static int
+take_metadata(Json *json, PyObject *metadata)
+{
+    if (!take(json, '{'))
+        return 0;
+    if (take(json, '}'))
+        return 1;
+    do {
+        const char *text;
+        Py_ssize_t length;
+        if (!take_string(json, &text, &length))
+            return 0;
+        PyObject *key = decode_text(text, length), *value = NULL;
+        int stored = key != NULL && !PyDict_Contains(metadata, key) && take(json, ':')
+                     && take_string(json, &text, &length) && (value = decode_text(text, length)) != NULL
+                     && PyDict_SetItem(metadata, key, value) == 0;
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+        if (!stored)
+            return 0;
+    } while (take(json, ','));
+    return take(json, '}');
+}
+
+/* One ``name: entry`` member: its tensor appended, or 0 (declined or an error set). */
+static int
+take_tensor(Json *json, PyObject *name, PyObject *table, PyObject *shapes, uint64_t base, uint64_t *covered,
+            Py_ssize_t first_index, int with_extra, PyObject *shard, PyObject *source, PyObject *tensors)
+{
+    JsonEntry entry;
+    uint64_t offset;
+    Py_ssize_t count = PyList_GET_SIZE(tensors);
+    if (!take_entry(json, table, &entry) || !entry_fits(&entry, *covered)
+            || __builtin_add_overflow(base, entry.begin, &offset))
+        return 0;
+    Py_INCREF(entry.dtype);  /* held while allocating, as everything dense_tensor is given */
+    PyObject *shape = dims_tuple(&entry), *tensor = NULL;
+    PyObject *extra = with_extra ? shard_extra(shard, source, count) : Py_NewRef(Py_None);
+    if (shape != NULL && extra != NULL)
+        tensor = dense_tensor_u64(name, entry.dtype, shape, shapes, first_index + count, offset,
+                                  entry.end - entry.begin, Py_None, extra);
+    Py_DECREF(entry.dtype);
+    Py_XDECREF(shape);
+    Py_XDECREF(extra);
+    int appended = tensor != NULL && PyList_Append(tensors, tensor) == 0;
+    Py_XDECREF(tensor);
+    *covered = entry.end;
+    return appended;
+}
+
+/* ``(metadata, tensors)`` of a header text, Py_None when it declines, NULL on an error of Python itself. */
+static PyObject *
+json_header(const char *text, Py_ssize_t length, uint64_t base, uint64_t buffer_len, Py_ssize_t first_index,
+            PyObject *table, PyObject *shapes, int with_extra, PyObject *shard, PyObject *source)
+{
+    Json json = {.at = text, .end = text + length, .dtype_count = 0};
+    PyObject *metadata = NULL, *names = PySet_New(NULL), *tensors = PyList_New(0), *result = NULL;
+    uint64_t covered = 0;
+    int plain = 0;
+    if (names == NULL || tensors == NULL)
+        goto done;
+    if (!take(&json, '{'))
+        goto done;
+    if (!take(&json, '}')) {
+        do {
+            const char *key;
+            Py_ssize_t key_length;
+            if (!take_string(&json, &key, &key_length) || !take(&json, ':'))
+                goto done;
+            if (same_text(key, key_length, "__metadata__")) {
+                if (metadata != NULL || (metadata = PyDict_New()) == NULL || !take_metadata(&json, metadata))
+                    goto done;
+                continue;
+            }
+            PyObject *name = decode_text(key, key_length);
+            int taken = name != NULL && PySet_Add(names, name) == 0 && PySet_GET_SIZE(names) == PyList_GET_SIZE(tensors) + 1
+                        && take_tensor(&json, name, table, shapes, base, &covered, first_index, with_extra, shard,
+                                       source, tensors);
+            Py_XDECREF(name);
+            if (!taken)
+                goto done;
+        } while (take(&json, ','));
+        if (!take(&json, '}'))
+            goto done;
+    }
+    skip_space(&json);
+    plain = json.at == json.end && covered == buffer_len;
+done:
+    json_release(&json);
+    if (plain && (metadata != NULL || (metadata = PyDict_New()) != NULL))
+        result = PyTuple_Pack(2, metadata, tensors);
+    else if (!PyErr_Occurred())
+        result = Py_NewRef(Py_None);
+    Py_XDECREF(metadata);
+    Py_XDECREF(names);
+    Py_XDECREF(tensors);
+    return result;
+}
+
+PyDoc_STRVAR(safetensors_header_doc,
+"safetensors_header(text, base, buffer_len, dtypes) -> (metadata, tensors) | None\n\n"
+"The metadata and tensors of a header's JSON text (bytes) read directly, when it is plain (see\n"
+"fast_dict_tensors) and written in the common subset of JSON the reference writer produces; else None,\n"
+"and the JSON parser decides.");
+
+static PyObject *
+safetensors_header(PyObject *module, PyObject *args)
+{
+    PyObject *text, *base_obj, *buffer_len_obj, *dtypes, *shapes, *result;
+    uint64_t base, buffer_len;
+    if (!PyArg_ParseTuple(args, "O!OOO!:safetensors_header", &PyBytes_Type, &text, &base_obj, &buffer_len_obj,
+                          &PyDict_Type, &dtypes))
+        return NULL;
+    if (tensor_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
+    if (!as_u64(base_obj, &base) || !as_u64(buffer_len_obj, &buffer_len) || (shapes = PyDict_New()) == NULL)
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    Py_INCREF(text);
+    result = json_header(PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text), base, buffer_len, 0, dtypes, shapes, 0,
+                         Py_None, Py_None);
+    Py_DECREF(text);
+    Py_DECREF(shapes);
+    return result;
+}
+
 /* How often ``needle`` (1 or 2 bytes) occurs in text, like bytes.count. */
 static Py_ssize_t
 count_bytes(const char *text, Py_ssize_t length, const char *needle, Py_ssize_t needle_length)
@@ -364,6 +703,16 @@ plain_shard(PyObject *head, PyObject *size_obj, PyObject *shard, PyObject *sourc
         length--;
     if (length < 2 || text[0] != '{' || text[length - 1] != '}')
         Py_RETURN_NONE;
+    PyObject *direct = json_header(text, length, 8 + n, size - 8 - n, first_index, dtypes, shapes, 1, shard, source);
+    if (direct == NULL)
+        return NULL;
+    if (direct != Py_None) {
+        PyObject *read = Py_BuildValue("(KOOK)", (unsigned long long)n, PyTuple_GET_ITEM(direct, 0),
+                                       PyTuple_GET_ITEM(direct, 1), (unsigned long long)(size - 8 - n));
+        Py_DECREF(direct);
+        return read;
+    }
+    Py_DECREF(direct);
     PyObject *raw = PyBytes_FromStringAndSize(text, length), *header = NULL, *split = NULL, *result = NULL;
     if (raw == NULL)
         return NULL;
@@ -616,6 +965,7 @@ static PyMethodDef methods[] = {
     {"zt_dense", zt_dense, METH_VARARGS, zt_dense_doc},
     {"plain_hull", plain_hull, METH_VARARGS, plain_hull_doc},
     {"plain_headers", plain_headers, METH_VARARGS, plain_headers_doc},
+    {"safetensors_header", safetensors_header, METH_VARARGS, safetensors_header_doc},
     {NULL, NULL, 0, NULL},
 };
 
