@@ -556,8 +556,9 @@ json_header(const char *text, Py_ssize_t length, uint64_t base, uint64_t buffer_
     int plain = 0;
     if (names == NULL || tensors == NULL)
         goto done;
-    if (!take(&json, '{'))
+    if (json.at == json.end || *json.at != '{')  /* whitespace before it: the full reader reports an error */
         goto done;
+    json.at++;
     if (!take(&json, '}')) {
         do {
             const char *key;
@@ -580,7 +581,8 @@ json_header(const char *text, Py_ssize_t length, uint64_t base, uint64_t buffer_
         if (!take(&json, '}'))
             goto done;
     }
-    skip_space(&json);
+    while (json.at < json.end && *json.at == ' ')  /* padding other than spaces: the full reader warns */
+        json.at++;
     plain = json.at == json.end && covered == buffer_len;
 done:
     json_release(&json);
@@ -888,6 +890,358 @@ done:
     return result;
 }
 
+/* --------------------------------------------------------------------- zTensor CBOR manifest, read directly */
+
+/* A zTensor 1.x manifest of plain dense tensors read in one pass from its CBOR bytes, without building
+ * the decoded maps. The subset: definite-length maps, arrays and text; unsigned integers; a root map of
+ * version, generator, attributes and the tensors map (v1.0 "tensors" or objects-layout "objects"), each
+ * at most once; entries exactly as zt_entry accepts them with no optional keys. The attributes item is only
+ * measured, for cbor2 to decode. At anything else it declines (Py_None) and cbor2 decodes the manifest;
+ * it never decides that a manifest is wrong. */
+
+typedef struct {
+    const unsigned char *at, *end;
+} Cbor;
+
+/* The head of an item: major type and argument (ai 0-27); indefinite lengths (ai 31) and reserved
+ * values decline. */
+static int
+cbor_head(Cbor *cbor, int *major, uint64_t *argument)
+{
+    if (cbor->at >= cbor->end)
+        return 0;
+    unsigned char initial = *cbor->at++;
+    int info = initial & 0x1f, extra;
+    *major = initial >> 5;
+    if (info < 24) {
+        *argument = (uint64_t)info;
+        return 1;
+    }
+    if (info > 27)
+        return 0;
+    extra = 1 << (info - 24);
+    if (cbor->end - cbor->at < extra)
+        return 0;
+    uint64_t value = 0;
+    for (int i = 0; i < extra; i++)
+        value = (value << 8) | cbor->at[i];
+    cbor->at += extra;
+    *argument = value;
+    return 1;
+}
+
+static int
+cbor_uint(Cbor *cbor, uint64_t *value)
+{
+    int major;
+    return cbor_head(cbor, &major, value) && major == 0;
+}
+
+/* A definite-length text string: its bytes. */
+static int
+cbor_text(Cbor *cbor, const char **text, Py_ssize_t *length)
+{
+    int major;
+    uint64_t size;
+    if (!cbor_head(cbor, &major, &size) || major != 3 || size > (uint64_t)(cbor->end - cbor->at))
+        return 0;
+    *text = (const char *)cbor->at;
+    *length = (Py_ssize_t)size;
+    cbor->at += size;
+    return 1;
+}
+
+static int
+cbor_container(Cbor *cbor, int wanted_major, uint64_t *count)
+{
+    int major;
+    /* every member takes at least one byte, so a count past the bytes left is a lie */
+    return cbor_head(cbor, &major, count) && major == wanted_major && *count <= (uint64_t)(cbor->end - cbor->at);
+}
+
+/* Step over one well-formed item of any kind (for the attributes), nesting at most depth levels. */
+static int
+cbor_skip(Cbor *cbor, int depth)
+{
+    if (depth == 0 || cbor->at >= cbor->end)
+        return 0;
+    int info = *cbor->at & 0x1f, major = *cbor->at >> 5;
+    if (info == 31) {  /* indefinite: chunks or members until the break byte */
+        if (major < 2 || major == 6 || major == 7)
+            return 0;
+        cbor->at++;
+        while (cbor->at < cbor->end && *cbor->at != 0xff) {
+            if (!cbor_skip(cbor, depth - 1) || (major == 5 && !cbor_skip(cbor, depth - 1)))
+                return 0;
+        }
+        if (cbor->at >= cbor->end)
+            return 0;
+        cbor->at++;
+        return 1;
+    }
+    uint64_t argument;
+    if (!cbor_head(cbor, &major, &argument))
+        return 0;
+    switch (major) {
+    case 2: case 3:
+        if (argument > (uint64_t)(cbor->end - cbor->at))
+            return 0;
+        cbor->at += argument;
+        return 1;
+    case 4: case 5:
+        if (argument > (uint64_t)(cbor->end - cbor->at))
+            return 0;
+        for (uint64_t i = 0; i < argument * (major == 5 ? 2 : 1); i++) {
+            if (!cbor_skip(cbor, depth - 1))
+                return 0;
+        }
+        return 1;
+    case 6:
+        return cbor_skip(cbor, depth - 1);
+    default:  /* 0, 1: the head was all; 7: simple values and floats carry their bytes in the head */
+        return 1;
+    }
+}
+
+typedef struct {
+    PyObject *dtype;  /* borrowed from the dtype table */
+    uint64_t itemsize, offset, length;
+    Py_ssize_t ndim;
+    uint64_t dims[64];
+} CborEntry;
+
+static int
+cbor_shape(Cbor *cbor, CborEntry *entry)
+{
+    uint64_t count;
+    if (!cbor_container(cbor, 4, &count) || count > 64)
+        return 0;
+    entry->ndim = (Py_ssize_t)count;
+    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
+        if (!cbor_uint(cbor, &entry->dims[axis]))
+            return 0;
+    }
+    return 1;
+}
+
+static int
+cbor_dtype(Cbor *cbor, PyObject *table, CborEntry *entry)
+{
+    const char *text;
+    Py_ssize_t length;
+    if (!cbor_text(cbor, &text, &length))
+        return 0;
+    PyObject *key = decode_text(text, length);
+    int known = key != NULL && dtype_info(table, key, &entry->dtype, &entry->itemsize);
+    Py_XDECREF(key);
+    return known;
+}
+
+/* components: {"data": {[dtype,] offset, length}} */
+static int
+cbor_components(Cbor *cbor, PyObject *table, int objects, CborEntry *entry)
+{
+    uint64_t count;
+    const char *key;
+    Py_ssize_t length;
+    if (!cbor_container(cbor, 5, &count) || count != 1 || !cbor_text(cbor, &key, &length)
+            || !same_text(key, length, "data") || !cbor_container(cbor, 5, &count) || count != (objects ? 3 : 2))
+        return 0;
+    int seen = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        if (!cbor_text(cbor, &key, &length))
+            return 0;
+        if (same_text(key, length, "offset") && !(seen & 1)) {
+            if (!cbor_uint(cbor, &entry->offset))
+                return 0;
+            seen |= 1;
+        }
+        else if (same_text(key, length, "length") && !(seen & 2)) {
+            if (!cbor_uint(cbor, &entry->length))
+                return 0;
+            seen |= 2;
+        }
+        else if (objects && same_text(key, length, "dtype") && !(seen & 4)) {
+            if (!cbor_dtype(cbor, table, entry))
+                return 0;
+            seen |= 4;
+        }
+        else
+            return 0;
+    }
+    return seen == (objects ? 7 : 3);
+}
+
+/* v1.0 {dtype, shape, format: "dense", components}; objects {shape, format: "dense", components}. */
+static int
+cbor_entry(Cbor *cbor, PyObject *table, int objects, CborEntry *entry)
+{
+    uint64_t count;
+    if (!cbor_container(cbor, 5, &count) || count != (objects ? 3 : 4))
+        return 0;
+    int seen = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        const char *key, *text;
+        Py_ssize_t length, text_length;
+        if (!cbor_text(cbor, &key, &length))
+            return 0;
+        if (same_text(key, length, "shape") && !(seen & 1)) {
+            if (!cbor_shape(cbor, entry))
+                return 0;
+            seen |= 1;
+        }
+        else if (same_text(key, length, "format") && !(seen & 2)) {
+            if (!cbor_text(cbor, &text, &text_length) || !same_text(text, text_length, "dense"))
+                return 0;
+            seen |= 2;
+        }
+        else if (same_text(key, length, "components") && !(seen & 4)) {
+            if (!cbor_components(cbor, table, objects, entry))
+                return 0;
+            seen |= 4;
+        }
+        else if (!objects && same_text(key, length, "dtype") && !(seen & 8)) {
+            if (!cbor_dtype(cbor, table, entry))
+                return 0;
+            seen |= 8;
+        }
+        else
+            return 0;
+    }
+    return seen == (objects ? 7 : 15);
+}
+
+/* The entry's size agrees with its length (zt_entry's rule, with shape_nbytes's zero handling). */
+static int
+cbor_entry_fits(const CborEntry *entry)
+{
+    uint64_t nbytes = entry->itemsize;
+    int overflow = 0, zero = 0;
+    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
+        if (entry->dims[axis] == 0)
+            zero = 1;
+        else if (!overflow && __builtin_mul_overflow(nbytes, entry->dims[axis], &nbytes))
+            overflow = 1;
+    }
+    return zero ? entry->length == 0 : !overflow && nbytes == entry->length;
+}
+
+static PyObject *
+cbor_tensor(const CborEntry *entry, PyObject *name, PyObject *shapes, Py_ssize_t index)
+{
+    PyObject *shape = PyTuple_New(entry->ndim), *tensor = NULL;
+    if (shape == NULL)
+        return NULL;
+    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
+        PyObject *dim = PyLong_FromUnsignedLongLong(entry->dims[axis]);
+        if (dim == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(shape, axis, dim);
+    }
+    Py_INCREF(entry->dtype);  /* held while allocating, as everything dense_tensor is given */
+    tensor = dense_tensor_u64(name, entry->dtype, shape, shapes, index, entry->offset, entry->length, str_dense,
+                              Py_None);
+    Py_DECREF(entry->dtype);
+    Py_DECREF(shape);
+    return tensor;
+}
+
+/* The tensors map: a tensor per entry appended, or 0. */
+static int
+cbor_tensors(Cbor *cbor, PyObject *table, int objects, PyObject *tensors)
+{
+    uint64_t count;
+    if (!cbor_container(cbor, 5, &count))
+        return 0;
+    PyObject *names = PySet_New(NULL), *shapes = PyDict_New();
+    int ok = names != NULL && shapes != NULL;
+    for (uint64_t i = 0; ok && i < count; i++) {
+        const char *text;
+        Py_ssize_t length;
+        CborEntry entry;
+        PyObject *name = NULL, *tensor = NULL;
+        ok = cbor_text(cbor, &text, &length) && (name = decode_text(text, length)) != NULL
+             && PySet_Add(names, name) == 0 && PySet_GET_SIZE(names) == (Py_ssize_t)i + 1
+             && cbor_entry(cbor, table, objects, &entry) && cbor_entry_fits(&entry)
+             && (tensor = cbor_tensor(&entry, name, shapes, (Py_ssize_t)i)) != NULL
+             && PyList_Append(tensors, tensor) == 0;
+        Py_XDECREF(name);
+        Py_XDECREF(tensor);
+    }
+    Py_XDECREF(names);
+    Py_XDECREF(shapes);
+    return ok;
+}
+
+/* One root member's value: version / generator text into fields, the attributes' span, or the tensors. */
+static int
+cbor_root_member(Cbor *cbor, const unsigned char *start, PyObject *table, int objects, PyObject *fields,
+                 PyObject *tensors, int *seen)
+{
+    const char *key, *text;
+    Py_ssize_t length, text_length;
+    if (!cbor_text(cbor, &key, &length))
+        return 0;
+    if (same_text(key, length, objects ? "objects" : "tensors") && !(*seen & 1)) {
+        *seen |= 1;
+        return cbor_tensors(cbor, table, objects, tensors);
+    }
+    if (same_text(key, length, "attributes") && !(*seen & 2)) {
+        *seen |= 2;
+        const unsigned char *from = cbor->at;
+        if (!cbor_skip(cbor, 64))
+            return 0;
+        PyObject *span = Py_BuildValue("(nn)", (Py_ssize_t)(from - start), (Py_ssize_t)(cbor->at - start));
+        int stored = span != NULL && PyDict_SetItemString(fields, "attributes", span) == 0;
+        Py_XDECREF(span);
+        return stored;
+    }
+    int bit = same_text(key, length, "version") ? 4 : same_text(key, length, "generator") ? 8 : 0;
+    if (bit == 0 || (*seen & bit) || !cbor_text(cbor, &text, &text_length))
+        return 0;
+    *seen |= bit;
+    PyObject *value = decode_text(text, text_length);
+    int stored = value != NULL && PyDict_SetItemString(fields, bit == 4 ? "version" : "generator", value) == 0;
+    Py_XDECREF(value);
+    return stored;
+}
+
+PyDoc_STRVAR(zt_manifest_doc,
+"zt_manifest(data, objects, dtypes) -> (fields, tensors) | None\n\n"
+"A zTensor 1.x manifest (CBOR bytes) of plain dense tensors read directly: ``fields`` holds the root's\n"
+"``version`` and ``generator`` text as found and the ``(start, end)`` byte span of its ``attributes`` item\n"
+"for cbor2 to decode; ``tensors`` are what zt_dense builds. ``dtypes`` maps the dtype as written to\n"
+"``(canonical name, itemsize)``. None when the manifest is anything else, including trailing bytes.");
+
+static PyObject *
+zt_manifest(PyObject *module, PyObject *args)
+{
+    PyObject *data, *dtypes;
+    int objects;
+    if (!PyArg_ParseTuple(args, "O!pO!:zt_manifest", &PyBytes_Type, &data, &objects, &PyDict_Type, &dtypes))
+        return NULL;
+    if (tensor_type == NULL)
+        return PyErr_Format(PyExc_RuntimeError, "_accel.configure() was not called");
+    Py_INCREF(data);
+    const unsigned char *start = (const unsigned char *)PyBytes_AS_STRING(data);
+    Cbor cbor = {start, start + PyBytes_GET_SIZE(data)};
+    PyObject *fields = PyDict_New(), *tensors = PyList_New(0), *result = NULL;
+    uint64_t count;
+    int seen = 0, ok = fields != NULL && tensors != NULL && cbor_container(&cbor, 5, &count);
+    for (uint64_t i = 0; ok && i < count; i++)
+        ok = cbor_root_member(&cbor, start, dtypes, objects, fields, tensors, &seen);
+    if (ok && (seen & 1) && cbor.at == cbor.end)
+        result = PyTuple_Pack(2, fields, tensors);
+    else if (!PyErr_Occurred())
+        result = Py_NewRef(Py_None);
+    Py_XDECREF(fields);
+    Py_XDECREF(tensors);
+    Py_DECREF(data);
+    return result;
+}
+
 /* ------------------------------------------------------------------------------------------- layout */
 
 PyDoc_STRVAR(plain_hull_doc,
@@ -966,6 +1320,7 @@ static PyMethodDef methods[] = {
     {"plain_hull", plain_hull, METH_VARARGS, plain_hull_doc},
     {"plain_headers", plain_headers, METH_VARARGS, plain_headers_doc},
     {"safetensors_header", safetensors_header, METH_VARARGS, safetensors_header_doc},
+    {"zt_manifest", zt_manifest, METH_VARARGS, zt_manifest_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,8 @@ Fallback = Callable[[int, Any, Any], "Tensor | None"]
 _V10_ITEMSIZE = {name: DTYPES[name].itemsize for name in ZT_LONG_NAMES}
 _V10_INFO = {name: (name, size) for name, size in _V10_ITEMSIZE.items()}
 _SHORT_INFO = {short: (name, DTYPES[name].itemsize) for short, name in ZT_SHORT_TO_CANONICAL.items()}
+#: The dtype tables of the C module's readers, by ``objects`` (the layout writes short names).
+PLAIN_DTYPES = {False: _V10_INFO, True: _SHORT_INFO}
 _V10_OPTIONAL = ("encoding", "digest")
 _OBJECTS_OPTIONAL = ("encoding", "digest", "uncompressed_length")
 
