@@ -1,11 +1,13 @@
 /*
  * ztviewer.codec._accel: the plain-entry fast paths of the safetensors and zTensor 1.x readers, in C.
  *
- * These functions never see file bytes. They walk manifests that cbor2 or orjson already decoded into
- * dicts, lists, strings and ints, accept exactly the entries the Python fast paths in
- * safetensors_tensors.py and zt_fast.py accept, and build the same Tensor objects (dense_tensor in
- * model.py). Anything else is left to Python: an entry of unusual shape is "not accepted", never an error.
- * ztviewer/codec/accel.py loads this module when it was built and holds it to the Python code in tests.
+ * Two kinds of function. Some walk manifests that cbor2 or orjson already decoded into dicts, lists,
+ * strings and ints, accept exactly the entries the Python fast paths in safetensors_tensors.py and
+ * zt_fast.py accept, and build the same Tensor objects (dense_tensor in model.py). Others read the plain
+ * subset of a safetensors JSON header or a zTensor CBOR manifest straight from its bytes, bounds-checked
+ * at every step. Anything else is left to Python: an unusual entry or text is "declined", never an
+ * error, and the Python readers say what is wrong. ztviewer/codec/accel.py loads this module when it was
+ * built; tests hold it to the Python code.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

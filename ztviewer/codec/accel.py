@@ -1,10 +1,11 @@
 """The optional C fast path for listing large manifests (``ztviewer/codec/_accel.c``).
 
-Built at install time when a C compiler is present. It takes the same plain entries as the Python fast
-paths in :mod:`.formats.safetensors_tensors` and :mod:`.formats.zt_fast` and builds the same tensors, so a
-10,000-tensor manifest costs little more than its JSON or CBOR decoding. It only walks objects that orjson or
-cbor2 already decoded; it never reads file bytes. Without it (or with ``ZTVIEWER_PURE_PYTHON=1`` in the
-environment) the Python paths run; tests hold the two to the same results.
+Built at install time when a C compiler is present. It reads the plain subset of safetensors JSON headers
+and zTensor 1.x CBOR manifests straight into tensors, and otherwise takes the same plain decoded entries as
+the Python fast paths in :mod:`.formats.safetensors_tensors` and :mod:`.formats.zt_fast`, building the same
+tensors. Outside the plain subset it declines and the Python readers decide, so every problem is still
+reported by one implementation. Without it (or with ``ZTVIEWER_PURE_PYTHON=1`` in the environment) the
+Python paths run; tests hold the two to the same results.
 """
 from __future__ import annotations
 
