@@ -1006,7 +1006,7 @@ cbor_skip(Cbor *cbor, int depth)
 }
 
 typedef struct {
-    PyObject *dtype;  /* borrowed from the dtype table */
+    PyObject *dtype;  /* a new reference (NULL until read), released by cbor_tensors after each entry */
     uint64_t itemsize, offset, length;
     Py_ssize_t ndim;
     uint64_t dims[64];
@@ -1033,8 +1033,11 @@ cbor_dtype(Cbor *cbor, PyObject *table, CborEntry *entry)
     Py_ssize_t length;
     if (!cbor_text(cbor, &text, &length))
         return 0;
-    PyObject *key = decode_text(text, length);
-    int known = key != NULL && dtype_info(table, key, &entry->dtype, &entry->itemsize);
+    PyObject *key = decode_text(text, length), *canonical;
+    int known = key != NULL && dtype_info(table, key, &canonical, &entry->itemsize);
+    /* held from here: building the tensor may run the collector and so a finalizer that changes the table */
+    if (known)
+        Py_XSETREF(entry->dtype, Py_NewRef(canonical));
     Py_XDECREF(key);
     return known;
 }
@@ -1142,10 +1145,8 @@ cbor_tensor(const CborEntry *entry, PyObject *name, PyObject *shapes, Py_ssize_t
         }
         PyTuple_SET_ITEM(shape, axis, dim);
     }
-    Py_INCREF(entry->dtype);  /* held while allocating, as everything dense_tensor is given */
     tensor = dense_tensor_u64(name, entry->dtype, shape, shapes, index, entry->offset, entry->length, str_dense,
                               Py_None);
-    Py_DECREF(entry->dtype);
     Py_DECREF(shape);
     return tensor;
 }
@@ -1164,11 +1165,13 @@ cbor_tensors(Cbor *cbor, PyObject *table, int objects, PyObject *tensors)
         Py_ssize_t length;
         CborEntry entry;
         PyObject *name = NULL, *tensor = NULL;
+        entry.dtype = NULL;
         ok = cbor_text(cbor, &text, &length) && (name = decode_text(text, length)) != NULL
              && PySet_Add(names, name) == 0 && PySet_GET_SIZE(names) == (Py_ssize_t)i + 1
              && cbor_entry(cbor, table, objects, &entry) && cbor_entry_fits(&entry)
              && (tensor = cbor_tensor(&entry, name, shapes, (Py_ssize_t)i)) != NULL
              && PyList_Append(tensors, tensor) == 0;
+        Py_XDECREF(entry.dtype);
         Py_XDECREF(name);
         Py_XDECREF(tensor);
     }
