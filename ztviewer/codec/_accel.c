@@ -408,11 +408,52 @@ json_dtype(Json *json, PyObject *table, const char *text, Py_ssize_t length, PyO
     return 1;
 }
 
+/* A shape read from the text of a header or manifest. */
+typedef struct {
+    Py_ssize_t ndim;
+    uint64_t dims[64];
+} Dims;
+
+/* itemsize * product(dims) in *nbytes; 0 when that is 2**64 or more and no dimension is 0 (a 0 makes the
+ * size 0 whatever the others are, as Python's unbounded product does). */
+static int
+dims_nbytes(const Dims *shape, uint64_t itemsize, uint64_t *nbytes)
+{
+    uint64_t product = itemsize;
+    int overflow = 0;
+    for (Py_ssize_t axis = 0; axis < shape->ndim; axis++) {
+        if (shape->dims[axis] == 0) {
+            *nbytes = 0;
+            return 1;
+        }
+        if (!overflow && __builtin_mul_overflow(product, shape->dims[axis], &product))
+            overflow = 1;
+    }
+    *nbytes = product;
+    return !overflow;
+}
+
+static PyObject *
+dims_tuple(const Dims *shape)
+{
+    PyObject *tuple = PyTuple_New(shape->ndim);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t axis = 0; axis < shape->ndim; axis++) {
+        PyObject *dim = PyLong_FromUnsignedLongLong(shape->dims[axis]);
+        if (dim == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, axis, dim);
+    }
+    return tuple;
+}
+
 typedef struct {
     PyObject *dtype;  /* borrowed from the Json's dtype memory */
     uint64_t itemsize, begin, end;
-    Py_ssize_t ndim;
-    uint64_t dims[64];
+    Dims shape;
 } JsonEntry;
 
 /* ``{"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}``, keys in any order, each once. */
@@ -436,12 +477,12 @@ take_entry(Json *json, PyObject *table, JsonEntry *entry)
         else if (same_text(key, key_length, "shape") && !(seen & 2)) {
             if (!take(json, '['))
                 return 0;
-            entry->ndim = 0;
+            entry->shape.ndim = 0;
             if (!take(json, ']')) {
                 do {
-                    if (entry->ndim == 64 || !take_uint(json, &entry->dims[entry->ndim]))
+                    if (entry->shape.ndim == 64 || !take_uint(json, &entry->shape.dims[entry->shape.ndim]))
                         return 0;
-                    entry->ndim++;
+                    entry->shape.ndim++;
                 } while (take(json, ','));
                 if (!take(json, ']'))
                     return 0;
@@ -464,36 +505,9 @@ take_entry(Json *json, PyObject *table, JsonEntry *entry)
 static int
 entry_fits(const JsonEntry *entry, uint64_t covered)
 {
-    uint64_t nbytes = entry->itemsize;
-    int overflow = 0, zero = 0;
-    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
-        if (entry->dims[axis] == 0)
-            zero = 1;
-        else if (!overflow && __builtin_mul_overflow(nbytes, entry->dims[axis], &nbytes))
-            overflow = 1;
-    }
-    if (zero)
-        nbytes = 0;
-    else if (overflow)
-        return 0;
-    return entry->begin == covered && entry->end >= entry->begin && nbytes == entry->end - entry->begin;
-}
-
-static PyObject *
-dims_tuple(const JsonEntry *entry)
-{
-    PyObject *shape = PyTuple_New(entry->ndim);
-    if (shape == NULL)
-        return NULL;
-    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
-        PyObject *dim = PyLong_FromUnsignedLongLong(entry->dims[axis]);
-        if (dim == NULL) {
-            Py_DECREF(shape);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(shape, axis, dim);
-    }
-    return shape;
+    uint64_t nbytes;
+    return dims_nbytes(&entry->shape, entry->itemsize, &nbytes) && entry->begin == covered
+           && entry->end >= entry->begin && nbytes == entry->end - entry->begin;
 }
 
 /* ``"__metadata__": {"key": "value", ...}`` into a new dict; a repeated key declines. */
@@ -533,7 +547,7 @@ take_tensor(Json *json, PyObject *name, PyObject *table, PyObject *shapes, uint6
             || __builtin_add_overflow(base, entry.begin, &offset))
         return 0;
     Py_INCREF(entry.dtype);  /* held while allocating, as everything dense_tensor is given */
-    PyObject *shape = dims_tuple(&entry), *tensor = NULL;
+    PyObject *shape = dims_tuple(&entry.shape), *tensor = NULL;
     PyObject *extra = with_extra ? shard_extra(shard, source, count) : Py_NewRef(Py_None);
     if (shape != NULL && extra != NULL)
         tensor = dense_tensor_u64(name, entry.dtype, shape, shapes, first_index + count, offset,
@@ -1008,8 +1022,7 @@ cbor_skip(Cbor *cbor, int depth)
 typedef struct {
     PyObject *dtype;  /* a new reference (NULL until read), released by cbor_tensors after each entry */
     uint64_t itemsize, offset, length;
-    Py_ssize_t ndim;
-    uint64_t dims[64];
+    Dims shape;
 } CborEntry;
 
 static int
@@ -1018,9 +1031,9 @@ cbor_shape(Cbor *cbor, CborEntry *entry)
     uint64_t count;
     if (!cbor_container(cbor, 4, &count) || count > 64)
         return 0;
-    entry->ndim = (Py_ssize_t)count;
-    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
-        if (!cbor_uint(cbor, &entry->dims[axis]))
+    entry->shape.ndim = (Py_ssize_t)count;
+    for (Py_ssize_t axis = 0; axis < entry->shape.ndim; axis++) {
+        if (!cbor_uint(cbor, &entry->shape.dims[axis]))
             return 0;
     }
     return 1;
@@ -1120,31 +1133,16 @@ cbor_entry(Cbor *cbor, PyObject *table, int objects, CborEntry *entry)
 static int
 cbor_entry_fits(const CborEntry *entry)
 {
-    uint64_t nbytes = entry->itemsize;
-    int overflow = 0, zero = 0;
-    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
-        if (entry->dims[axis] == 0)
-            zero = 1;
-        else if (!overflow && __builtin_mul_overflow(nbytes, entry->dims[axis], &nbytes))
-            overflow = 1;
-    }
-    return zero ? entry->length == 0 : !overflow && nbytes == entry->length;
+    uint64_t nbytes;
+    return dims_nbytes(&entry->shape, entry->itemsize, &nbytes) && nbytes == entry->length;
 }
 
 static PyObject *
 cbor_tensor(const CborEntry *entry, PyObject *name, PyObject *shapes, Py_ssize_t index)
 {
-    PyObject *shape = PyTuple_New(entry->ndim), *tensor = NULL;
+    PyObject *shape = dims_tuple(&entry->shape), *tensor = NULL;
     if (shape == NULL)
         return NULL;
-    for (Py_ssize_t axis = 0; axis < entry->ndim; axis++) {
-        PyObject *dim = PyLong_FromUnsignedLongLong(entry->dims[axis]);
-        if (dim == NULL) {
-            Py_DECREF(shape);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(shape, axis, dim);
-    }
     tensor = dense_tensor_u64(name, entry->dtype, shape, shapes, index, entry->offset, entry->length, str_dense,
                               Py_None);
     Py_DECREF(shape);
