@@ -14,6 +14,25 @@
 #include <structmember.h>
 #include <stdint.h>
 
+/* Unsigned 64-bit arithmetic that reports overflow (true) instead of wrapping; *out is set only without. */
+static inline int
+mul_overflow(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a != 0 && b > UINT64_MAX / a)
+        return 1;
+    *out = a * b;
+    return 0;
+}
+
+static inline int
+add_overflow(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (b > UINT64_MAX - a)
+        return 1;
+    *out = a + b;
+    return 0;
+}
+
 enum {
     SLOT_NAME, SLOT_DTYPE, SLOT_SHAPE, SLOT_LAYOUT, SLOT_SPELLING, SLOT_INDEX, SLOT_EXTRA,
     SLOT_COMPONENTS, SLOT_ATTRIBUTES, SLOT_PROBLEMS, SLOT_DATA, SLOT_COUNT
@@ -137,7 +156,7 @@ shape_nbytes(PyObject *shape, uint64_t itemsize, Py_ssize_t max_ndim, uint64_t *
             return 0;
         if (dim == 0)
             zero = 1;
-        else if (!overflow && __builtin_mul_overflow(product, dim, &product))
+        else if (!overflow && mul_overflow(product, dim, &product))
             overflow = 1;
     }
     *nbytes = zero ? 0 : product;
@@ -232,7 +251,7 @@ safetensors_list(PyObject *header, uint64_t base, uint64_t buffer_len, Py_ssize_
         /* before the check: allocating may run the collector, which must not free what the check borrows */
         PyObject *extra = with_extra ? shard_extra(shard, source, count) : Py_NewRef(Py_None);
         int plain = extra != NULL && safetensors_entry(value, dtypes, covered, &dtype, &shape, &end)
-                    && !__builtin_add_overflow(base, covered, &offset);
+                    && !add_overflow(base, covered, &offset);
         if (plain)
             tensor = dense_tensor_u64(name, dtype, shape, shapes, first_index + count, offset, end - covered, Py_None,
                                       extra);
@@ -352,7 +371,7 @@ take_uint(Json *json, uint64_t *value)
     const char *start = json->at;
     uint64_t v = 0;
     while (json->at < json->end && *json->at >= '0' && *json->at <= '9') {
-        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*json->at - '0'), &v))
+        if (mul_overflow(v, 10, &v) || add_overflow(v, (uint64_t)(*json->at - '0'), &v))
             return 0;
         json->at++;
     }
@@ -426,7 +445,7 @@ dims_nbytes(const Dims *shape, uint64_t itemsize, uint64_t *nbytes)
             *nbytes = 0;
             return 1;
         }
-        if (!overflow && __builtin_mul_overflow(product, shape->dims[axis], &product))
+        if (!overflow && mul_overflow(product, shape->dims[axis], &product))
             overflow = 1;
     }
     *nbytes = product;
@@ -544,7 +563,7 @@ take_tensor(Json *json, PyObject *name, PyObject *table, PyObject *shapes, uint6
     uint64_t offset;
     Py_ssize_t count = PyList_GET_SIZE(tensors);
     if (!take_entry(json, table, &entry) || !entry_fits(&entry, *covered)
-            || __builtin_add_overflow(base, entry.begin, &offset))
+            || add_overflow(base, entry.begin, &offset))
         return 0;
     Py_INCREF(entry.dtype);  /* held while allocating, as everything dense_tensor is given */
     PyObject *shape = dims_tuple(&entry.shape), *tensor = NULL;
@@ -1274,7 +1293,7 @@ plain_hull(PyObject *module, PyObject *args)
         uint64_t offset, length, end;
         if (components != Py_None || data == NULL || !PyTuple_CheckExact(data) || PyTuple_GET_SIZE(data) < 2
                 || !as_u64(PyTuple_GET_ITEM(data, 0), &offset) || !as_u64(PyTuple_GET_ITEM(data, 1), &length)
-                || length == 0 || __builtin_add_overflow(offset, length, &end) || end > file_size
+                || length == 0 || add_overflow(offset, length, &end) || end > file_size
                 || (i > 0 && offset < reach) || (alignment && offset % alignment))
             Py_RETURN_NONE;
         if (i == 0)
