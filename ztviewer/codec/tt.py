@@ -82,10 +82,11 @@ def reconstruct(cores: Sequence[np.ndarray], limit: int | None = None) -> np.nda
                                   f"{limit}")
     result = cores[0].reshape(shape[0], cores[0].shape[2])
     rows = shape[0]
-    for core in cores[1:]:
-        r_left, dim, r_right = core.shape
-        result = result.reshape(rows, r_left) @ core.reshape(r_left, dim * r_right)
-        rows *= dim
+    with np.errstate(over="ignore", invalid="ignore"):  # cores of huge values give inf/nan, as stored
+        for core in cores[1:]:
+            r_left, dim, r_right = core.shape
+            result = result.reshape(rows, r_left) @ core.reshape(r_left, dim * r_right)
+            rows *= dim
     return result.reshape(shape)
 
 
