@@ -638,6 +638,58 @@ def _replace(manifest: bytes, old: bytes, new: bytes) -> bytes:
 
 
 ACCEPTED, DECLINED, EITHER = True, False, None
+CRC = "crc32c:0x0000ABCD"
+SHA = "sha256:" + "a1" * 32
+
+
+def _stored(objects: bool, length: int = 24, **optional: bytes) -> bytes:
+    """The plain f32 [2, 3] entry with extra keys in its data component."""
+    data = [("offset", uint(64)), ("length", uint(length)), *optional.items()]
+    if objects:
+        data.insert(0, ("dtype", text("f32")))
+    entry = [("shape", array([uint(2), uint(3)])), ("format", text("dense")),
+             ("components", tmap([("data", tmap(data))]))]
+    if not objects:
+        entry.insert(0, ("dtype", text("float32")))
+    return root(objects, [("w", tmap(entry))])
+
+
+def _stored_cases() -> list[tuple[str, bytes, bool, bool | None]]:
+    """encoding, digest and uncompressed_length, as the Python fast path (zt_fast._optional) takes them."""
+    cases = []
+    for objects in (False, True):
+        layout = "objects" if objects else "v1.0"
+        cases += [
+            (f"{layout}: crc32c digest", _stored(objects, digest=text(CRC)), objects, ACCEPTED),
+            (f"{layout}: sha256 digest", _stored(objects, digest=text(SHA)), objects, ACCEPTED),
+            (f"{layout}: upper-case 0X crc32c", _stored(objects, digest=text("crc32c:0X0000abcd")), objects, ACCEPTED),
+            (f"{layout}: short crc32c", _stored(objects, digest=text("crc32c:0x0000ABC")), objects, DECLINED),
+            (f"{layout}: non-hex sha256", _stored(objects, digest=text("sha256:" + "g" * 64)), objects, DECLINED),
+            (f"{layout}: md5 digest", _stored(objects, digest=text("md5:00")), objects, DECLINED),
+            (f"{layout}: null digest", _stored(objects, digest=b"\xf6"), objects, DECLINED),
+            (f"{layout}: zstd, any stored length", _stored(objects, length=9, encoding=text("zstd")), objects, ACCEPTED),
+            (f"{layout}: raw, wrong length", _stored(objects, length=9, encoding=text("raw")), objects, DECLINED),
+            (f"{layout}: lz4", _stored(objects, encoding=text("lz4")), objects, DECLINED),
+            (f"{layout}: encoding as int", _stored(objects, encoding=uint(1)), objects, DECLINED),
+            (f"{layout}: all optional keys", _stored(objects, encoding=text("zstd"), digest=text(CRC),
+                                                      **({"uncompressed_length": uint(24)} if objects else {})),
+             objects, ACCEPTED),
+            ("v1.0: uncompressed_length is not a v1.0 key", _stored(False, encoding=text("zstd"),
+                                                                     uncompressed_length=uint(24)), False, DECLINED),
+            (f"{layout}: uncompressed_length with zstd", _stored(objects, length=9, encoding=text("zstd"),
+                                                                  uncompressed_length=uint(24)),
+             objects, ACCEPTED if objects else DECLINED),
+            (f"{layout}: uncompressed_length off by one", _stored(objects, length=9, encoding=text("zstd"),
+                                                                   uncompressed_length=uint(25)), objects, DECLINED),
+            (f"{layout}: raw with uncompressed_length", _stored(objects, uncompressed_length=uint(24)),
+             objects, ACCEPTED if objects else DECLINED),
+            (f"{layout}: raw, uncompressed_length differs", _stored(objects, uncompressed_length=uint(23)),
+             objects, DECLINED),
+            (f"{layout}: digest twice", _replace(_stored(objects, digest=text(CRC)), text("digest") + text(CRC),
+                                                  text("digest") + text(CRC) + text("digest") + text(SHA)),
+             objects, DECLINED),
+        ]
+    return cases
 _DIMS_8 = array([uint(1 << 32), uint(1 << 32)])
 
 EDGES: list[tuple[str, bytes, bool, bool | None]] = [
@@ -748,7 +800,8 @@ EDGES: list[tuple[str, bytes, bool, bool | None]] = [
                                              b"\xa2\x64data\xa2\x66offset\x18\x40\x66length\x18\x18\x61x\x01"))]),
      False, DECLINED),
     ("optional encoding key", _v10([("w", _replace(E10, b"\xa2\x66offset", b"\xa3\x68encoding\x63raw\x66offset"))]),
-     False, DECLINED),
+     False, ACCEPTED),
+    *_stored_cases(),
     ("negative offset", _v10([("w", _replace(E10, b"\x66offset\x18\x40", b"\x66offset\x38\x40"))]), False, DECLINED),
     ("float offset", _v10([("w", _replace(E10, b"\x66offset\x18\x40", b"\x66offset\xf9\x54\x00"))]), False, DECLINED),
     ("bool dim", _v10([("w", _replace(E10, b"\x82\x02\x03", b"\x82\xf5\x03"))]), False, DECLINED),

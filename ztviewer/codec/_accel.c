@@ -45,7 +45,7 @@ static const char *const slot_names[SLOT_COUNT] = {
 static PyTypeObject *tensor_type = NULL;
 static Py_ssize_t slot_offset[SLOT_COUNT];
 
-static PyObject *str_raw, *str_dense, *str_dtype, *str_shape, *str_data_offsets, *str_format,
+static PyObject *str_raw, *str_zstd, *str_dense, *str_dtype, *str_shape, *str_data_offsets, *str_format,
     *str_components, *str_data, *str_offset, *str_length, *str_shard, *str_source, *str_index_in_shard,
     *str_metadata;
 
@@ -78,19 +78,29 @@ shape_tuple(PyObject *shape_list, PyObject *shapes)
     return known;
 }
 
-/* dense_tensor(name, dtype, shape, index, offset, length, "raw", None, None, spelling, extra), with
- * offset and length as int objects. The arguments may be borrowed from the manifest: they are held while
+/* How a component is stored beyond its byte range: encoding, digest and uncompressed_length as Python
+ * objects. NULL where a function takes one means "raw", None, None. */
+typedef struct {
+    PyObject *encoding, *digest, *uncompressed;
+} Stored;
+
+/* dense_tensor(name, dtype, shape, index, offset, length, encoding, digest, uncompressed, spelling, extra),
+ * with offset and length as int objects. The arguments may be borrowed from the manifest: they are held while
  * allocating, which may run the collector and so any finalizer. */
 static PyObject *
 dense_tensor(PyObject *name, PyObject *dtype, PyObject *shape_list, PyObject *shapes, Py_ssize_t index,
-             PyObject *offset_obj, PyObject *length_obj, PyObject *spelling, PyObject *extra)
+             PyObject *offset_obj, PyObject *length_obj, PyObject *spelling, PyObject *extra, const Stored *stored)
 {
-    PyObject *held[] = {name, dtype, shape_list, offset_obj, length_obj, spelling, extra};
+    PyObject *encoding = stored != NULL ? stored->encoding : str_raw;
+    PyObject *digest = stored != NULL ? stored->digest : Py_None;
+    PyObject *uncompressed = stored != NULL ? stored->uncompressed : Py_None;
+    PyObject *held[] = {name, dtype, shape_list, offset_obj, length_obj, spelling, extra, encoding, digest,
+                        uncompressed};
     PyObject *shape = NULL, *index_obj = NULL, *data = NULL, *tensor = NULL;
     for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
         Py_INCREF(held[i]);
     if ((shape = shape_tuple(shape_list, shapes)) == NULL || (index_obj = PyLong_FromSsize_t(index)) == NULL
-            || (data = PyTuple_Pack(6, offset_obj, length_obj, str_raw, Py_None, Py_None, dtype)) == NULL)
+            || (data = PyTuple_Pack(6, offset_obj, length_obj, encoding, digest, uncompressed, dtype)) == NULL)
         goto done;
     PyObject *values[SLOT_COUNT] = {
         [SLOT_NAME] = name, [SLOT_DTYPE] = dtype, [SLOT_SHAPE] = shape, [SLOT_LAYOUT] = str_dense,
@@ -110,12 +120,12 @@ done:
 
 static PyObject *
 dense_tensor_u64(PyObject *name, PyObject *dtype, PyObject *shape_list, PyObject *shapes, Py_ssize_t index,
-                 uint64_t offset, uint64_t length, PyObject *spelling, PyObject *extra)
+                 uint64_t offset, uint64_t length, PyObject *spelling, PyObject *extra, const Stored *stored)
 {
     PyObject *offset_obj = PyLong_FromUnsignedLongLong(offset), *length_obj = PyLong_FromUnsignedLongLong(length);
     PyObject *tensor = NULL;
     if (offset_obj != NULL && length_obj != NULL)
-        tensor = dense_tensor(name, dtype, shape_list, shapes, index, offset_obj, length_obj, spelling, extra);
+        tensor = dense_tensor(name, dtype, shape_list, shapes, index, offset_obj, length_obj, spelling, extra, stored);
     Py_XDECREF(offset_obj);
     Py_XDECREF(length_obj);
     return tensor;
@@ -254,7 +264,7 @@ safetensors_list(PyObject *header, uint64_t base, uint64_t buffer_len, Py_ssize_
                     && !add_overflow(base, covered, &offset);
         if (plain)
             tensor = dense_tensor_u64(name, dtype, shape, shapes, first_index + count, offset, end - covered, Py_None,
-                                      extra);
+                                      extra, NULL);
         Py_XDECREF(extra);
         Py_DECREF(name);
         Py_DECREF(value);
@@ -570,7 +580,7 @@ take_tensor(Json *json, PyObject *name, PyObject *table, PyObject *shapes, uint6
     PyObject *extra = with_extra ? shard_extra(shard, source, count) : Py_NewRef(Py_None);
     if (shape != NULL && extra != NULL)
         tensor = dense_tensor_u64(name, entry.dtype, shape, shapes, first_index + count, offset,
-                                  entry.end - entry.begin, Py_None, extra);
+                                  entry.end - entry.begin, Py_None, extra, NULL);
     Py_DECREF(entry.dtype);
     Py_XDECREF(shape);
     Py_XDECREF(extra);
@@ -900,7 +910,7 @@ zt_dense(PyObject *module, PyObject *args)
         Py_INCREF(name);
         Py_INCREF(entry);
         if (zt_entry(name, entry, dtypes, objects, &dtype, &shape, &offset, &length)) {
-            tensor = dense_tensor(name, dtype, shape, shapes, start + count, offset, length, str_dense, Py_None);
+            tensor = dense_tensor(name, dtype, shape, shapes, start + count, offset, length, str_dense, Py_None, NULL);
         }
         else {
             PyObject *at = PyLong_FromSsize_t(count);
@@ -1040,9 +1050,42 @@ cbor_skip(Cbor *cbor, int depth)
 
 typedef struct {
     PyObject *dtype;  /* a new reference (NULL until read), released by cbor_tensors after each entry */
-    uint64_t itemsize, offset, length;
+    uint64_t itemsize, offset, length, uncompressed;
+    int zstd, has_uncompressed;
+    PyObject *digest;  /* a new reference or NULL, released like dtype */
     Dims shape;
 } CborEntry;
+
+static int
+is_hex(const char *text, Py_ssize_t length)
+{
+    for (Py_ssize_t i = 0; i < length; i++) {
+        char c = text[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+            return 0;
+    }
+    return 1;
+}
+
+/* A digest digest_problem (zt_fields.py) finds nothing wrong with: crc32c:0x + 8 hex, sha256: + 64 hex. */
+static int
+cbor_digest(Cbor *cbor, CborEntry *entry)
+{
+    const char *text;
+    Py_ssize_t length;
+    if (!cbor_text(cbor, &text, &length))
+        return 0;
+    int valid = (length == 17 && memcmp(text, "crc32c:0", 8) == 0 && (text[8] == 'x' || text[8] == 'X')
+                 && is_hex(text + 9, 8))
+                || (length == 71 && memcmp(text, "sha256:", 7) == 0 && is_hex(text + 7, 64));
+    if (!valid)
+        return 0;
+    PyObject *digest = PyUnicode_FromStringAndSize(text, length);  /* ASCII, as checked */
+    if (digest == NULL)
+        return 0;
+    Py_XSETREF(entry->digest, digest);
+    return 1;
+}
 
 static int
 cbor_shape(Cbor *cbor, CborEntry *entry)
@@ -1081,8 +1124,10 @@ cbor_components(Cbor *cbor, PyObject *table, int objects, CborEntry *entry)
     uint64_t count;
     const char *key;
     Py_ssize_t length;
+    uint64_t required = objects ? 3 : 2, optional = objects ? 3 : 2;  /* + encoding, digest[, uncompressed] */
     if (!cbor_container(cbor, 5, &count) || count != 1 || !cbor_text(cbor, &key, &length)
-            || !same_text(key, length, "data") || !cbor_container(cbor, 5, &count) || count != (objects ? 3 : 2))
+            || !same_text(key, length, "data") || !cbor_container(cbor, 5, &count) || count < required
+            || count > required + optional)
         return 0;
     int seen = 0;
     for (uint64_t i = 0; i < count; i++) {
@@ -1103,10 +1148,31 @@ cbor_components(Cbor *cbor, PyObject *table, int objects, CborEntry *entry)
                 return 0;
             seen |= 4;
         }
+        else if (same_text(key, length, "encoding") && !(seen & 8)) {
+            const char *text;
+            Py_ssize_t text_length;
+            if (!cbor_text(cbor, &text, &text_length))
+                return 0;
+            entry->zstd = same_text(text, text_length, "zstd");
+            if (!entry->zstd && !same_text(text, text_length, "raw"))
+                return 0;
+            seen |= 8;
+        }
+        else if (same_text(key, length, "digest") && !(seen & 16)) {
+            if (!cbor_digest(cbor, entry))
+                return 0;
+            seen |= 16;
+        }
+        else if (objects && same_text(key, length, "uncompressed_length") && !(seen & 32)) {
+            if (!cbor_uint(cbor, &entry->uncompressed))
+                return 0;
+            entry->has_uncompressed = 1;
+            seen |= 32;
+        }
         else
             return 0;
     }
-    return seen == (objects ? 7 : 3);
+    return (seen & 7) == (objects ? 7 : 3);
 }
 
 /* v1.0 {dtype, shape, format: "dense", components}; objects {shape, format: "dense", components}. */
@@ -1153,7 +1219,10 @@ static int
 cbor_entry_fits(const CborEntry *entry)
 {
     uint64_t nbytes;
-    return dims_nbytes(&entry->shape, entry->itemsize, &nbytes) && nbytes == entry->length;
+    int sized = dims_nbytes(&entry->shape, entry->itemsize, &nbytes);
+    if (entry->zstd)  /* the stored length is the compressed one; the uncompressed one, if given, must fit */
+        return !entry->has_uncompressed || (sized && entry->uncompressed == nbytes);
+    return sized && nbytes == entry->length && (!entry->has_uncompressed || entry->uncompressed == entry->length);
 }
 
 static PyObject *
@@ -1162,8 +1231,13 @@ cbor_tensor(const CborEntry *entry, PyObject *name, PyObject *shapes, Py_ssize_t
     PyObject *shape = dims_tuple(&entry->shape), *tensor = NULL;
     if (shape == NULL)
         return NULL;
-    tensor = dense_tensor_u64(name, entry->dtype, shape, shapes, index, entry->offset, entry->length, str_dense,
-                              Py_None);
+    Stored stored = {entry->zstd ? str_zstd : str_raw, entry->digest != NULL ? entry->digest : Py_None, NULL};
+    stored.uncompressed = entry->has_uncompressed ? PyLong_FromUnsignedLongLong(entry->uncompressed)
+                                                  : Py_NewRef(Py_None);
+    if (stored.uncompressed != NULL)
+        tensor = dense_tensor_u64(name, entry->dtype, shape, shapes, index, entry->offset, entry->length, str_dense,
+                                  Py_None, &stored);
+    Py_XDECREF(stored.uncompressed);
     Py_DECREF(shape);
     return tensor;
 }
@@ -1182,13 +1256,15 @@ cbor_tensors(Cbor *cbor, PyObject *table, int objects, PyObject *tensors)
         Py_ssize_t length;
         CborEntry entry;
         PyObject *name = NULL, *tensor = NULL;
-        entry.dtype = NULL;
+        entry.dtype = entry.digest = NULL;
+        entry.zstd = entry.has_uncompressed = 0;
         ok = cbor_text(cbor, &text, &length) && (name = decode_text(text, length)) != NULL
              && PySet_Add(names, name) == 0 && PySet_GET_SIZE(names) == (Py_ssize_t)i + 1
              && cbor_entry(cbor, table, objects, &entry) && cbor_entry_fits(&entry)
              && (tensor = cbor_tensor(&entry, name, shapes, (Py_ssize_t)i)) != NULL
              && PyList_Append(tensors, tensor) == 0;
         Py_XDECREF(entry.dtype);
+        Py_XDECREF(entry.digest);
         Py_XDECREF(name);
         Py_XDECREF(tensor);
     }
@@ -1352,11 +1428,11 @@ static struct PyModuleDef module_def = {
 };
 
 static PyObject **const interned[] = {
-    &str_raw, &str_dense, &str_dtype, &str_shape, &str_data_offsets, &str_format, &str_components, &str_data,
+    &str_raw, &str_zstd, &str_dense, &str_dtype, &str_shape, &str_data_offsets, &str_format, &str_components, &str_data,
     &str_offset, &str_length, &str_shard, &str_source, &str_index_in_shard, &str_metadata,
 };
 static const char *const interned_text[] = {
-    "raw", "dense", "dtype", "shape", "data_offsets", "format", "components", "data",
+    "raw", "zstd", "dense", "dtype", "shape", "data_offsets", "format", "components", "data",
     "offset", "length", "shard", "source", "index_in_shard", "__metadata__",
 };
 
