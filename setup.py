@@ -4,5 +4,4 @@
 """
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("ztviewer.codec._accel", ["ztviewer/codec/_accel.c"], optional=True,
-                             extra_compile_args=["-O2"])])
+setup(ext_modules=[Extension("ztviewer.codec._accel", ["ztviewer/codec/_accel.c"], optional=True)])

@@ -49,7 +49,7 @@ def _with_native(entries: dict[Any, Any], fallback: Fallback, start: int, object
     native = accel.native
     if native is None:
         return loop(entries.items(), fallback, start)
-    tensors, unusual = native.zt_dense(entries, start, _SHORT_INFO if objects else _V10_INFO, objects)
+    tensors, unusual = native.zt_dense(entries, start, PLAIN_DTYPES[objects], objects)
     if unusual:
         items = list(entries.items())
         for at in unusual:
