@@ -30,6 +30,7 @@ from zt_builders import V1, open_bytes
 from ztviewer.codec import accel, registry
 from ztviewer.codec.formats import zt, zt_fast
 from ztviewer.codec.formats.zt_fast import PLAIN_DTYPES
+from ztviewer.codec.formats.zt_fields import digest_problem
 from ztviewer.codec.formats.zt_footer import (
     _DECODE_FAILURES,
     MAX_CBOR_DEPTH,
@@ -654,6 +655,15 @@ def _stored(objects: bool, length: int = 24, **optional: bytes) -> bytes:
     return root(objects, [("w", tmap(entry))])
 
 
+def _stored_shape(objects: bool, short: str, shape: list[int], length: int = 9, **optional: bytes) -> bytes:
+    """An entry of any dtype and shape, with extra keys in its data component."""
+    dtype = ("dtype", text(short if objects else dict(PLAIN_DTYPES[True])[short][0]))
+    data = [("offset", uint(64)), ("length", uint(length)), *optional.items(), *([dtype] if objects else [])]
+    entry = [("shape", array([uint(d) for d in shape])), ("format", text("dense")),
+             ("components", tmap([("data", tmap(data))])), *([] if objects else [dtype])]
+    return root(objects, [("w", tmap(entry))])
+
+
 def _stored_cases() -> list[tuple[str, bytes, bool, bool | None]]:
     """encoding, digest and uncompressed_length, as the Python fast path (zt_fast._optional) takes them."""
     cases = []
@@ -685,6 +695,31 @@ def _stored_cases() -> list[tuple[str, bytes, bool, bool | None]]:
              objects, ACCEPTED if objects else DECLINED),
             (f"{layout}: raw, uncompressed_length differs", _stored(objects, uncompressed_length=uint(23)),
              objects, DECLINED),
+            (f"{layout}: zstd, product exactly u64 max", _stored_shape(objects, "u8", [3, U64 // 3], encoding=text("zstd"),
+                                                                        uncompressed_length=uint(U64 - 1)),
+             objects, ACCEPTED if objects else DECLINED),
+            (f"{layout}: zstd, product one past u64 max", _stored_shape(objects, "u8", [3, U64 // 3 + 1],
+                                                                         encoding=text("zstd"),
+                                                                         uncompressed_length=uint(U64 - 1)),
+             objects, DECLINED),
+            (f"{layout}: zstd, product past u64, no uncompressed_length",
+             _stored_shape(objects, "f32", [1 << 62], encoding=text("zstd")), objects, ACCEPTED),
+            (f"{layout}: zstd, product past u64, then a zero", _stored_shape(objects, "f32", [1 << 62, 4, 0],
+                                                                              encoding=text("zstd"),
+                                                                              uncompressed_length=uint(0)),
+             objects, ACCEPTED if objects else DECLINED),
+            (f"{layout}: zstd, zero dim, uncompressed_length 1", _stored_shape(objects, "f32", [0, 5], encoding=text("zstd"),
+                                                                                uncompressed_length=uint(1)),
+             objects, DECLINED),
+            (f"{layout}: raw, zero dim, digest", _stored_shape(objects, "f32", [U64 - 1, 0], length=0, digest=text(SHA)),
+             objects, ACCEPTED),
+            (f"{layout}: digest read, then a wrong length", _stored(objects, length=25, digest=text(SHA)),
+             objects, DECLINED),
+            (f"{layout}: digest read, then an unknown key", _stored(objects, digest=text(SHA), x=uint(1)),
+             objects, DECLINED),
+            (f"{layout}: digest non-ASCII, 17 bytes", _stored(objects, digest=text("crc32c:0x\u00e90000ab")),
+             objects, DECLINED),
+            (f"{layout}: digest with a NUL", _stored(objects, digest=text("crc32c:0x0000abc\x00")), objects, DECLINED),
             (f"{layout}: digest twice", _replace(_stored(objects, digest=text(CRC)), text("digest") + text(CRC),
                                                   text("digest") + text(CRC) + text("digest") + text(SHA)),
              objects, DECLINED),
@@ -830,6 +865,139 @@ def test_edges(manifest, objects, accepted):
     got = check_manifest(manifest, objects)
     if accepted is not None:
         assert (got is not None) == accepted
+
+
+# ------------------------------------------------------------------------ optional component keys, random
+
+_HEXCHARS = "0123456789abcdefABCDEF"
+_DIM_CHOICES = [0, 1, 2, 3, 7, 1 << 16, 1 << 32, 1 << 63, U64 - 1]
+
+
+@st.composite
+def _digest_items(draw: Any) -> tuple[bytes, bool]:
+    """(CBOR item, whether digest_problem accepts it): valid crc32c/sha256 in any case, and near misses."""
+    hexes = lambda n: st.text(st.sampled_from(_HEXCHARS), min_size=n, max_size=n)
+    kind = draw(st.integers(-2, 9))  # half of them valid
+    if kind <= 0:
+        return text("crc32c:0" + draw(st.sampled_from("xX")) + draw(hexes(8))), True
+    if kind == 1 or kind == -2:
+        return text("sha256:" + draw(hexes(64))), True
+    if kind == 2:  # wrong length
+        algo, n = draw(st.sampled_from([("crc32c:0x", 8), ("sha256:", 64)]))
+        return text(algo + draw(hexes(n + draw(st.sampled_from([-1, 1, 2, -n]))))), False
+    if kind == 3:  # one character replaced by a non-hex one (non-ASCII too, same number of code points)
+        value = draw(st.sampled_from(["crc32c:0x" + "ab12CD34", "sha256:" + "0f" * 32]))
+        at = draw(st.integers(0, len(value) - 1))
+        odd = draw(st.sampled_from(["g", "G", ":", " ", "\x00", "\u00e9", "\uff10", "\U0001f600", "x", "-"]))
+        changed = value[:at] + odd + value[at + 1:]
+        return text(changed), changed == value or (odd == "x" and at == 8 and value.startswith("crc"))
+    if kind == 4:  # the same bytes, but not valid UTF-8 or not text
+        value = draw(st.sampled_from([b"crc32c:0x0000abcd", b"sha256:" + b"ab" * 32]))
+        at = draw(st.integers(0, len(value) - 1))
+        changed = value[:at] + bytes([draw(st.sampled_from([0x80, 0xc3, 0xff]))]) + value[at + 1:]
+        return draw(st.sampled_from([text(changed), head(2, len(value)) + value])), False
+    if kind == 5:
+        return draw(st.sampled_from([text("md5:00"), text("crc32:0x0000abcd"), text("CRC32C:0x0000abcd"),
+                                     text("sha256" + "0" * 64), text(""), text(":"), text("crc32c:0x"),
+                                     text("crc32c:00x0000abcd"), text("crc32c:0x0000abcd "),
+                                     text("crc32c::0x000abcd")])), False
+    if kind == 6:
+        return draw(st.sampled_from([uint(0), b"\xf6", b"\xf5", array([]), tmap([])])), False
+    if kind == 7:  # indefinite-length or tagged valid text: cbor2 accepts it, C need not
+        value = "crc32c:0x0000abcd"
+        return draw(st.sampled_from([b"\x7f" + text(value) + b"\xff", tag(1000, text(value))])), None
+    if kind == 8:  # non-minimal text head
+        return text("sha256:" + "A" * 64, draw(st.sampled_from([1, 2, 4, 8]))), True
+    return text("crc32c:0x" + draw(st.text(st.characters(codec="utf-8"), min_size=8, max_size=8))), None
+
+
+@st.composite
+def _optional_entry(draw: Any, objects: bool) -> tuple[bytes, bool]:
+    """(entry, whether it holds an item C may decline whatever its value: null, tagged or indefinite-length)."""
+    table = ITEMSIZE[objects]
+    dtype = draw(st.sampled_from(SHORT_NAMES if objects else V10_NAMES))
+    shape = draw(st.lists(st.sampled_from(_DIM_CHOICES), max_size=4))
+    nbytes = table[dtype] * math.prod(shape)
+    near = lambda n: st.sampled_from([n - 1, n, n + 1]).filter(lambda v: 0 <= v < U64)
+    sized = nbytes < U64
+    length = draw(st.one_of(st.just(nbytes), near(nbytes), st.integers(0, U64 - 1)) if sized
+                  else st.integers(0, U64 - 1))
+    data = [("offset", uint(draw(st.sampled_from([0, 64, U64 - 1]))))]
+    data.append(("length", uint(length)))
+    if objects:
+        data.append(("dtype", text(dtype)))
+    odd = False
+    if draw(st.booleans()):
+        encoding = draw(st.sampled_from([text("raw"), text("raw"), text("zstd"), text("zstd"), text("zstd"),
+                                         text("zstd"), text("RAW"), text("zst"),
+                                         text("zstd\x00"), uint(0), b"\xf6", text("raw", 1), b"\x7f\x63raw\xff"]))
+        odd |= encoding == b"\x7f\x63raw\xff"
+        data.append(("encoding", encoding))
+    if draw(st.booleans()):
+        digest, valid = draw(_digest_items())
+        odd |= valid is None or digest == b"\xf6"
+        data.append(("digest", digest))
+    if draw(st.booleans()) if objects else draw(st.integers(0, 9)) == 0:
+        pick = st.one_of(st.just(nbytes), st.just(length), near(nbytes), near(length)) if sized else near(length)
+        uncompressed = draw(st.one_of(pick.map(uint), st.sampled_from([uint(0), uint(U64 - 1), head(1, 0), b"\xf6",
+                                                                       b"\xc2\x41\x18"])))
+        odd |= uncompressed in (b"\xf6", b"\xc2\x41\x18")
+        data.append(("uncompressed_length", uncompressed))
+    if draw(st.integers(0, 9)) == 0:
+        data.append(draw(st.sampled_from([("type", text("f32")), ("x", uint(1)), ("digest", text(CRC)),
+                                          ("encoding", text("raw"))])))
+    data = draw(st.permutations(data))
+    entry = [("shape", array([uint(d) for d in shape])), ("format", text("dense")),
+             ("components", tmap([("data", tmap(data))]))]
+    if not objects:
+        entry.append(("dtype", text(dtype)))
+    return tmap(draw(st.permutations(entry))), odd
+
+
+def _fast_path_takes(manifest: bytes, objects: bool) -> bool:
+    """Whether cbor2 decodes the manifest (no repeated keys) and the Python fast loop takes every entry, with no
+    more than 64 dims."""
+    try:
+        decoded, used = _decode(memoryview(manifest), allow_duplicate_keys=False)
+    except _DECODE_FAILURES:
+        return False
+    entries = decoded["objects" if objects else "tensors"]
+    loop = zt_fast._objects_loop if objects else zt_fast._v10_loop
+    if used != len(manifest) or None in loop(entries.items(), _sentinel, 0):
+        return False
+    return all(len(entry["shape"]) <= 64 for entry in entries.values())
+
+
+@pytest.mark.parametrize("objects", [False, True], ids=["v1.0", "objects"])
+@settings(max_examples=400, deadline=None, database=None)
+@given(data=st.data())
+def test_random_optional_component_keys(objects, data):
+    """Entries with random subsets and values of encoding, digest and uncompressed_length (valid and invalid
+    digests, sizes around the right one, zero and huge dims) open the same with and without C, C accepts only
+    what the Python fast path takes (oracle), and takes all of it (bar null, tagged and indefinite-length
+    values, which it declines)."""
+    entries = data.draw(st.lists(_optional_entry(objects), min_size=1, max_size=2))
+    manifest = root(objects, [(f"t{i}", entry) for i, (entry, _) in enumerate(entries)])
+    got = check_manifest(manifest, objects)
+    if not any(odd for _, odd in entries) and _fast_path_takes(manifest, objects):
+        assert got is not None, f"declined entries the Python fast path takes: {manifest.hex()}"
+
+
+@pytest.mark.parametrize("objects", [False, True], ids=["v1.0", "objects"])
+@settings(max_examples=300, deadline=None, database=None)
+@given(data=st.data())
+def test_random_digests(objects, data):
+    """A digest C accepts is exactly one digest_problem accepts; one it accepts C reads (in plain text)."""
+    item, valid = data.draw(_digest_items())
+    manifest = _stored(objects, digest=item)
+    got = check_manifest(manifest, objects)
+    if valid is not None:
+        try:
+            value = _decode(memoryview(item), allow_duplicate_keys=False)[0]
+        except _DECODE_FAILURES:
+            value = None
+        assert valid == (type(value) is str and digest_problem(value) is None), (item, value)
+        assert (got is not None) == valid, item
 
 
 @pytest.mark.parametrize("objects", [False, True], ids=["v1.0", "objects"])
@@ -989,6 +1157,19 @@ def _leak_manifests() -> list[tuple[bytes, bool]]:
         (root(False, entries, attributes=b"\x81" * 63 + b"\x01"), False),           # deep, accepted
         (b"", False),
         (b"\xbf\xff", False),
+        *_stored_leak_manifests(),
+    ]
+
+
+def _stored_leak_manifests() -> list[tuple[bytes, bool]]:
+    """Digests, encodings and uncompressed lengths: accepted, and declined after the digest was read."""
+    return [
+        (_stored(False, length=9, encoding=text("zstd"), digest=text(SHA)), False),              # accepted
+        (_stored(True, length=9, encoding=text("zstd"), digest=text(CRC), uncompressed_length=uint(24)), True),
+        (_stored(True, length=25, digest=text(SHA)), True),                                      # declined
+        (_stored(False, digest=text(CRC), x=uint(1)), False),
+        (_replace(_stored(True, digest=text(CRC)), text("digest") + text(CRC),
+                  text("digest") + text(CRC) + text("digest") + text(SHA)), True),
     ]
 
 
@@ -1071,7 +1252,7 @@ def test_zt_manifest_under_failing_allocations():
     SystemError (an error returned without an exception, or a result with one set) nor a silent decline."""
     _testcapi = pytest.importorskip("_testcapi")
     tables = _tables()
-    for manifest, objects in _leak_manifests()[:4]:
+    for manifest, objects in [*_leak_manifests()[:4], *_stored_leak_manifests()[:3]]:
         expected = NATIVE.zt_manifest(manifest, objects, tables[objects])
         shown_expected = shown(expected) if expected is None else [raw(t) for t in expected[1]]
         failures = 0

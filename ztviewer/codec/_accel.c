@@ -940,7 +940,8 @@ done:
 /* A zTensor 1.x manifest of plain dense tensors read in one pass from its CBOR bytes, without building
  * the decoded maps. The subset: definite-length maps, arrays and text; unsigned integers; a root map of
  * version, generator, attributes and the tensors map (v1.0 "tensors" or objects-layout "objects"), each
- * at most once; entries exactly as zt_entry accepts them with no optional keys. The attributes item is only
+ * at most once; plain dense entries as zt_fast.py's loops accept them, with the optional encoding, digest
+ * and (objects layout) uncompressed_length of their data component. The attributes item is only
  * measured, for cbor2 to decode. At anything else it declines (Py_None) and cbor2 decodes the manifest;
  * it never decides that a manifest is wrong. */
 
@@ -1117,7 +1118,7 @@ cbor_dtype(Cbor *cbor, PyObject *table, CborEntry *entry)
     return known;
 }
 
-/* components: {"data": {[dtype,] offset, length}} */
+/* components: {"data": {[dtype,] offset, length[, encoding][, digest][, uncompressed_length]}} */
 static int
 cbor_components(Cbor *cbor, PyObject *table, int objects, CborEntry *entry)
 {
