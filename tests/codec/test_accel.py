@@ -23,13 +23,13 @@ import struct
 import sys
 import sysconfig
 import tempfile
-import tracemalloc
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from _leaks import assert_no_leak
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -1138,27 +1138,8 @@ def _fresh(text: str) -> str:
     return (text + "!")[:-1]  # an equal string that no one else holds
 
 
-def _no_leak(calls: list[Callable[[], Any]], watched: list[Any], rounds: int = 3000) -> None:
-    """Many rounds of every call leave the watched objects' reference counts and the traced memory as they were."""
-    for call in calls * 50:
-        call()
-    gc.collect()
-    counts = [sys.getrefcount(o) for o in watched]
-    tracemalloc.start()
-    try:
-        for call in calls * 50:
-            call()
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        for _ in range(rounds // len(calls)):
-            for call in calls:
-                call()
-        gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert [sys.getrefcount(o) for o in watched] == counts
-    assert grown < 16_000, f"{grown} bytes more after {rounds} calls"
+def _no_leak(calls: list[Callable[[], Any]], watched: list[Any]) -> None:
+    assert_no_leak(calls, watched, rounds=3000, warmup=50)
 
 
 def _quiet(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:

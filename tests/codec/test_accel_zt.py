@@ -15,7 +15,6 @@ import random
 import re
 import struct
 import sys
-import tracemalloc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import cbor2
 import numpy as np
 import pytest
+from _leaks import assert_no_leak
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from zt_builders import V1, open_bytes
@@ -1115,27 +1115,8 @@ def _tables() -> dict[bool, dict]:
             for objects in (False, True)}
 
 
-def _no_leak(calls: list[Callable[[], Any]], watched: list[Any], rounds: int = 6000) -> None:
-    """Many rounds of every call leave the watched objects' reference counts and the traced memory as they were."""
-    for call in calls * 20:
-        call()
-    gc.collect()
-    counts = [sys.getrefcount(o) for o in watched]
-    tracemalloc.start()
-    try:
-        for call in calls * 20:
-            call()
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        for _ in range(rounds // len(calls)):
-            for call in calls:
-                call()
-        gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    assert [sys.getrefcount(o) for o in watched] == counts
-    assert grown < 16_000, f"{grown} bytes more after {rounds} calls"
+def _no_leak(calls: list[Callable[[], Any]], watched: list[Any]) -> None:
+    assert_no_leak(calls, watched, rounds=6000, warmup=20)
 
 
 def _leak_manifests() -> list[tuple[bytes, bool]]:
