@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from _leaks import assert_no_leak
+from _accel_support import assert_no_leak, pure_python
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,16 +48,6 @@ NATIVE = accel.native
 needs_native = pytest.mark.skipif(NATIVE is None, reason="ztviewer.codec._accel is not built, or disabled")
 U64 = 1 << 64
 ST_DTYPES = sorted(DTYPE_INFO)
-
-
-@contextmanager
-def _pure() -> Iterator[None]:
-    """The pure-Python paths, whatever is built."""
-    saved, accel.native = accel.native, None
-    try:
-        yield
-    finally:
-        accel.native = saved
 
 
 @contextmanager
@@ -329,7 +319,7 @@ def test_zt_readers_list_the_same_tensors_with_and_without_c(objects, data):
     entries, start = data.draw(_zt_entries(objects)), data.draw(st.integers(0, 1000))
     batch, full = (zt_fast.objects_tensors, zt_objects._object) if objects else (zt_fast.v10_tensors, zt_v10._tensor)
     native = batch(entries, full, start)
-    with _pure():
+    with pure_python():
         python = batch(entries, full, start)
     _same(native, python)
 
@@ -468,7 +458,7 @@ def _check_header(text: bytes, buffer_len: int, use_json: bool = False) -> tuple
     direct = NATIVE.safetensors_header(text, 8 + len(text), buffer_len, DTYPE_INFO)
     assert direct is None or all(t._extra is None for t in direct[1])       # no shard named
     with _json_parser(use_json), _written(_file_bytes(text, buffer_len)) as path:
-        with _pure():
+        with pure_python():
             reference = _opened(path)
             with Source(path) as source:
                 fast = st_reader._read_plain(source, len(text))
@@ -808,7 +798,7 @@ def _batch(draw: Any) -> tuple[list, list, list, list, int]:
 
 def _in_order(heads: list, sizes: list, shards: list, sources: list, first: int) -> list | None:
     """What plain_headers stands in for: parse_header for every head, then _read_in_order, in Python."""
-    with _pure():
+    with pure_python():
         parsed = [fast_headers.parse_header(head, size) for head, size in zip(heads, sizes)]
         if None in parsed:
             return None
@@ -837,7 +827,7 @@ def _single_file_batch(heads: list, sizes: list, shards: list, sources: list, fi
     in pure Python, when it has no problem at all: per shard ``(header length, metadata, tensors, data bytes)``.
     """
     batch, index = [], first
-    with _pure():
+    with pure_python():
         for head, size, shard, source in zip(heads, sizes, shards, sources):
             with _written(_shard_file(head, size)) as path, Source(path) as file_source:
                 tf = st_reader.read(file_source)
@@ -887,7 +877,7 @@ def test_plain_headers_reads_what_the_python_readers_read(batch, use_json):
 @given(_batch())
 def test_read_batch_is_the_same_with_and_without_c(batch):
     native = fast_headers.read_batch(*batch)
-    with _pure():
+    with pure_python():
         python = fast_headers.read_batch(*batch)
     if python is not None:
         _same_batch(native, python)

@@ -15,14 +15,13 @@ import random
 import re
 import struct
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cbor2
 import numpy as np
 import pytest
-from _leaks import assert_no_leak
+from _accel_support import assert_no_leak, pure_python
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from zt_builders import V1, open_bytes
@@ -127,16 +126,6 @@ def direct(manifest: bytes, objects: bool) -> Any:
 
 # ------------------------------------------------------------------------------------------- comparing
 
-@contextmanager
-def pure() -> Iterator[None]:
-    """The pure-Python paths, whatever is built."""
-    saved, accel.native = accel.native, None
-    try:
-        yield
-    finally:
-        accel.native = saved
-
-
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -190,7 +179,7 @@ def same_file(a: TensorFile, b: TensorFile) -> None:
 def both_ways(data: bytes) -> TensorFile:
     """The file opened with the C module, after checking that it equals the file opened without it."""
     with_c = open_bytes(data)
-    with pure():
+    with pure_python():
         without = open_bytes(data)
     same_file(with_c, without)
     return with_c
@@ -1089,7 +1078,7 @@ def test_writer_files_are_read_directly(tmp_path, monkeypatch, to, objects):
     monkeypatch.setattr(zt, "decode_manifest", no_cbor2)
     with_c = registry.open_file(path)
     monkeypatch.undo()
-    with pure():
+    with pure_python():
         without = registry.open_file(path)
     same_file(with_c, without)
     assert with_c.attributes == {"k": "v", "n": "1"} and not list(with_c.all_problems())

@@ -1,11 +1,24 @@
-"""A leak check for C functions: reference counts of the objects they touch, and memory traced by tracemalloc."""
+"""Shared by the tests of the C extension: running the pure-Python paths, and a leak check."""
 from __future__ import annotations
 
 import gc
 import sys
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from ztviewer.codec import accel
+
+
+@contextmanager
+def pure_python() -> Iterator[None]:
+    """The pure-Python paths, whatever is built."""
+    saved, accel.native = accel.native, None
+    try:
+        yield
+    finally:
+        accel.native = saved
 
 
 def assert_no_leak(calls: list[Callable[[], Any]], watched: list[Any], rounds: int, warmup: int) -> None:
