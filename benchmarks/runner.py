@@ -152,7 +152,6 @@ def run(
                 rows += run_module(name, tmpdir, quick)
             if echo:
                 print(format_table(rows))
-                print(f"C extension (ztviewer.codec._accel): {_c_extension()}")
             if profile:
                 for row in rows:
                     if row.get("passed") is False and callable(row.get("_profile")):
@@ -172,18 +171,12 @@ def run(
             "created": _dt.datetime.fromtimestamp(started, _dt.UTC).isoformat(timespec="seconds"),
             "seconds": round(time.time() - started, 1), "quick": quick, "modules": names,
             "python": sys.version.split()[0], "platform": platform.platform(), "cpus": os.cpu_count(),
-            "c_extension": _c_extension(), "results": clean, "profiles": profiles,
+            "results": clean, "profiles": profiles,
         }
         output.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         if echo:
             print(f"\nwrote {output} ({doc['seconds']} s)")
     return clean
-
-
-def _c_extension() -> str:
-    from ztviewer.codec import accel
-
-    return "in use" if accel.native is not None else "not in use (pure Python)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,7 +11,6 @@ from itertools import repeat
 from operator import add, le, mod
 from typing import Iterable
 
-from . import accel
 from .model import Region, Tensor, TensorFile, error, plain_spans, warning
 from .source import Source
 
@@ -60,8 +59,7 @@ def _plain_layout_sound(tensors: list[Tensor], regions: list[Region], file_size:
     """Whether untouched plain tensors (:func:`plain_spans`) are non-empty, aligned, in file order, apart from
     one another and from the container regions: the proof, over whole columns, that there is nothing to
     report. ``False`` only means the general pass must look."""
-    hull = (_plain_hull(tensors, file_size, alignment) if accel.native is None
-            else accel.native.plain_hull(tensors, file_size, alignment or 0))
+    hull = _plain_hull(tensors, file_size, alignment)
     if hull is None:
         return False
     start, reach = hull

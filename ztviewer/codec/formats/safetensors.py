@@ -18,12 +18,11 @@ try:  # optional: parses a large header 2-3x faster than json; the standard libr
 except ImportError:  # pragma: no cover - depends on the environment
     orjson = None
 
-from .. import accel
 from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, TruncatedFile
 from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
 from ..registry import FormatHandler, register
 from ..source import Source
-from .safetensors_tensors import DTYPE_INFO, checked_tensors, fast_dict_tensors, fast_tensors, json_type
+from .safetensors_tensors import checked_tensors, fast_dict_tensors, fast_tensors, json_type
 
 MAX_HEADER = 100_000_000  # the reference reader's cap
 METADATA_KEY = "__metadata__"
@@ -70,10 +69,6 @@ def _read_plain(source: Source, n: int) -> TensorFile | None:
     if raw[:1] != b"{" or raw[-64:].rstrip(b" ")[-1:] != b"}":  # more padding than that: checked path
         return None
     base = 8 + n
-    if accel.native is not None:  # the JSON read directly, in C, when it is written plainly
-        direct = accel.native.safetensors_header(raw, base, source.size - base, DTYPE_INFO)
-        if direct is not None:
-            return _tensor_file(source, n, direct[0], direct[1], [])
     split = split_plain_header(raw)
     if split is None:
         return None

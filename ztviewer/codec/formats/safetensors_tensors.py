@@ -4,8 +4,7 @@ Two paths produce the same tensors. :func:`fast_dict_tensors` (a header decoded 
 installed) and :func:`fast_tensors` (decoded into tuples of pairs) do the fewest checks that prove an entry
 sound and give up (``None``) at the first one they cannot prove; :func:`checked_tensors` then walks every
 entry and says exactly what is wrong where. Files of the reference writer never leave the fast path, so a
-10,000-tensor header costs the JSON decoding plus building the model objects. The dict path runs in C
-(:mod:`ztviewer.codec.accel`) when that is built.
+10,000-tensor header costs the JSON decoding plus building the model objects.
 
 Offsets in the header are relative to the byte buffer; every :class:`Component` and :class:`Problem` here
 carries the absolute file offset (``base + begin`` with ``base = 8 + header length``).
@@ -17,7 +16,6 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Callable, Sequence
 
-from .. import accel
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ..model import Component, Problem, Tensor, dense_tensor, error, warning
 
@@ -98,16 +96,6 @@ def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int, first_
     ``shard`` ``(name, source)`` of a multi-file set, each carries ``extra`` ``shard``, ``source`` and
     ``index_in_shard``.
     """
-    native = accel.native
-    if native is not None and (shard is None or shard[0] is not None):  # C reads a None shard as no shard
-        shard_name, source = shard if shard is not None else (None, None)
-        return native.safetensors_dense(header, base, buffer_len, first_index, DTYPE_INFO, shard_name, source)
-    return python_dict_tensors(header, base, buffer_len, first_index, shard)
-
-
-def python_dict_tensors(header: dict[str, Any], base: int, buffer_len: int, first_index: int = 0,
-                        shard: tuple[str, Any] | None = None) -> list[Tensor] | None:
-    """:func:`fast_dict_tensors` in Python, for when the C module is not built (and to test it against)."""
     dense = dense_tensor
     lookup = DTYPE_INFO.get
     tensors: list[Tensor] = []

@@ -6,13 +6,12 @@ Tensor data is never read here.
 """
 from __future__ import annotations
 
-from .. import accel, registry
+from .. import registry
 from ..layout_check import check_layout
-from ..model import Problem, TensorFile, building_many
+from ..model import TensorFile, building_many
 from ..source import Source
 from . import zt_objects, zt_v01, zt_v10
-from .zt_fast import PLAIN_DTYPES
-from .zt_footer import MAGIC_V01, MAGIC_V1, ManifestLocation, decode_manifest, decode_span, locate_manifest
+from .zt_footer import MAGIC_V01, MAGIC_V1, decode_manifest, locate_manifest
 
 ALIGNMENT = 64
 _READERS = {"v1.0": zt_v10.read_manifest, "v1.x-objects": zt_objects.read_manifest}
@@ -30,43 +29,16 @@ def read(source: Source) -> TensorFile:
 
 def _read(source: Source) -> TensorFile:
     loc = locate_manifest(source)
-    direct = None if loc.layout == "v0.1" or accel.native is None else read_plain_manifest(source, loc)
-    if direct is not None:
-        root, tensors = direct
-        problems: list[Problem] = []
-    else:
-        root, problems = decode_manifest(source, loc)
+    root, problems = decode_manifest(source, loc)
     if loc.layout == "v0.1":
         tensors, attributes, extra = zt_v01.read_tensors(root, loc.offset), {}, {}
     else:
-        listed, more, attributes, extra = _READERS[loc.layout](root, loc.offset)
-        tensors = listed if direct is None else tensors
+        tensors, more, attributes, extra = _READERS[loc.layout](root, loc.offset)
         problems += more
     tf = TensorFile(path=source.path, format="zt", variant=loc.layout, attributes=attributes, tensors=tensors,
                     problems=problems, regions=list(loc.regions), source=source, extra=extra)
     check_layout(tf, source.size, alignment=ALIGNMENT)
     return tf
-
-
-def read_plain_manifest(source: Source, loc: ManifestLocation) -> tuple[dict, list] | None:
-    """``(root without its tensors, tensors)`` of a v1.x manifest of plain dense tensors, read from its CBOR
-    by the C module without decoding the whole map; ``None`` for any other manifest (cbor2 then decodes it).
-    The root keeps its version, generator and attributes, and an empty tensors map, for the layout's
-    reader to check as it checks any root."""
-    data = source.read(loc.offset, loc.size, "manifest")
-    objects = loc.layout == "v1.x-objects"
-    read = accel.native.zt_manifest(data, objects, PLAIN_DTYPES[objects])  # type: ignore[union-attr]
-    if read is None:
-        return None
-    root, tensors = read
-    if "attributes" in root:
-        start, end = root["attributes"]
-        attributes = decode_span(data, start, end, level=1)
-        if attributes is None:
-            return None
-        root["attributes"] = attributes
-    root["objects" if objects else "tensors"] = {}
-    return root, tensors
 
 
 HANDLER = registry.register(registry.FormatHandler(

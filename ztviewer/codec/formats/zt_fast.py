@@ -1,8 +1,7 @@
 """The common case of the zTensor 1.x readers: a plain dense tensor, checked and built in one tight loop.
 
-A 10,000-tensor manifest spends most of its opening time here. Entries with only the required keys go
-through the C loop of :mod:`ztviewer.codec.accel` when it is built; the rest, and every entry without it, go
-through the Python loops below, which bind everything locally and call one function per valid entry
+A 10,000-tensor manifest spends most of its opening time here. The loops below bind everything locally and
+call one function per valid entry
 (:func:`~ztviewer.codec.model.dense_tensor`, which defers the component until it is used). An entry that
 is unusual in any way goes to the layout's full reader, which says what is wrong; the fast paths only ever
 accept what that reader would accept without a problem, and build the same objects (property tests hold
@@ -13,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .. import accel
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
 from ..model import Tensor, dense_tensor
 from .zt_fields import ENCODINGS, digest_problem, is_u64
@@ -24,8 +22,6 @@ Fallback = Callable[[int, Any, Any], "Tensor | None"]
 _V10_ITEMSIZE = {name: DTYPES[name].itemsize for name in ZT_LONG_NAMES}
 _V10_INFO = {name: (name, size) for name, size in _V10_ITEMSIZE.items()}
 _SHORT_INFO = {short: (name, DTYPES[name].itemsize) for short, name in ZT_SHORT_TO_CANONICAL.items()}
-#: The dtype tables of the C module's readers, by ``objects`` (the layout writes short names).
-PLAIN_DTYPES = {False: _V10_INFO, True: _SHORT_INFO}
 _V10_OPTIONAL = ("encoding", "digest")
 _OBJECTS_OPTIONAL = ("encoding", "digest", "uncompressed_length")
 
@@ -36,25 +32,12 @@ class _Unusual(Exception):
 
 def v10_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> list[Any]:
     """Tensors of v1.0 ``name: {dtype, shape, format, components}`` entries, numbered from ``start``."""
-    return _with_native(entries, fallback, start, False, _v10_loop)
+    return _v10_loop(entries.items(), fallback, start)
 
 
 def objects_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> list[Any]:
     """Tensors of v1.x objects ``name: {shape, format, components}`` entries, numbered from ``start``."""
-    return _with_native(entries, fallback, start, True, _objects_loop)
-
-
-def _with_native(entries: dict[Any, Any], fallback: Fallback, start: int, objects: bool,
-                 loop: Callable[[Iterable[tuple[Any, Any]], Fallback, int], list[Any]]) -> list[Any]:
-    native = accel.native
-    if native is None:
-        return loop(entries.items(), fallback, start)
-    tensors, unusual = native.zt_dense(entries, start, PLAIN_DTYPES[objects], objects)
-    if unusual:
-        items = list(entries.items())
-        for at in unusual:
-            tensors[at] = loop((items[at],), fallback, start + at)[0]
-    return tensors
+    return _objects_loop(entries.items(), fallback, start)
 
 
 def _v10_loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int) -> list[Any]:

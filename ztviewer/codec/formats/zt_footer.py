@@ -118,21 +118,9 @@ def decode_manifest(source: Source, loc: ManifestLocation) -> tuple[Any, list[Pr
     return root, problems
 
 
-def decode_span(data: bytes, start: int, end: int, level: int) -> Any | None:
-    """The one CBOR item that fills ``data[start:end]``, decoded as it would be as part of the manifest
-    (no duplicate keys; nesting counted from its ``level`` in the manifest, the root's members being at
-    level 1); ``None`` when it is anything else."""
-    try:
-        value, used = _decode(memoryview(data)[start:end], allow_duplicate_keys=False,
-                              max_depth=MAX_CBOR_DEPTH - level)
-    except _DECODE_FAILURES:
-        return None
-    return value if used == end - start else None
-
-
-def _decode(data: memoryview, allow_duplicate_keys: bool, max_depth: int = MAX_CBOR_DEPTH) -> tuple[Any, int]:
+def _decode(data: bytes, allow_duplicate_keys: bool) -> tuple[Any, int]:
     stream = io.BytesIO(data)
-    decoder = cbor2.CBORDecoder(stream, max_depth=max_depth, allow_duplicate_keys=allow_duplicate_keys)
+    decoder = cbor2.CBORDecoder(stream, max_depth=MAX_CBOR_DEPTH, allow_duplicate_keys=allow_duplicate_keys)
     return decoder.decode(), stream.tell()
 
 

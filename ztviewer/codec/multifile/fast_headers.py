@@ -16,10 +16,9 @@ from itertools import accumulate, chain, count, repeat
 from operator import add, itemgetter, le, mul, sub
 from typing import Any
 
-from .. import accel
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
-from ..formats.safetensors import parse_json, split_plain_header
-from ..formats.safetensors_tensors import DTYPE_INFO, fast_dict_tensors
+from ..formats.safetensors import split_plain_header
+from ..formats.safetensors_tensors import fast_dict_tensors
 from ..model import Tensor, dense_tensor
 
 U64_MAX = (1 << 64) - 1
@@ -52,11 +51,6 @@ def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources:
     Tensors are numbered from ``first_index`` across the batch and carry ``extra["shard"]``,
     ``extra["source"]`` and ``extra["index_in_shard"]``. ``None`` when any header is not plain.
     """
-    native = accel.native
-    if native is not None:  # the whole of the in-order case below, in C
-        batch = native.plain_headers(heads, sizes, shards, sources, first_index, parse_json, DTYPE_INFO)
-        if batch is not None:
-            return batch
     parsed = [parse_header(head, size) for head, size in zip(heads, sizes)]
     if None in parsed:
         return None
