@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-FORMATS = ("zt", "zt-v0.1", "zt-objects", "safetensors", "blz")
+FORMATS = ("zt", "zt-v2", "zt-v0.1", "zt-objects", "safetensors", "blz")
 _BY_EXTENSION = {".safetensors": "safetensors", ".blz": "blz"}
 
 
@@ -20,8 +20,10 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
                          "else zt = zTensor v1.0)")
     convert.add_argument("--compress", metavar="zstd[:LEVEL]|raw",
                          help="compress every component with zstd (default level 3), or store everything raw")
-    convert.add_argument("--digest", choices=("crc32c", "sha256", "none"),
-                         help="record this digest for every component, or drop digests")
+    convert.add_argument("--digest", choices=("crc32c", "sha256", "xxh3", "none"),
+                         help="record this digest for every component, or drop digests (zt-v2: xxh3 by default)")
+    convert.add_argument("--align", type=_alignment, metavar="N",
+                         help="zt-v2 blob placement, a multiple of 4096 (default 65536, canonical form)")
     convert.add_argument("--densify", action="store_true",
                          help="turn sparse tensors and tensor trains into dense ones (needed for safetensors)")
     convert.set_defaults(handler=cmd_convert)
@@ -47,6 +49,16 @@ def _split(pair: str, option: str) -> tuple[str, str]:
     if not sep or not key:
         raise UsageError(f"{option} expects KEY=VALUE, got {pair!r}")
     return key, value
+
+
+def _alignment(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 4096 or value % 4096:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive multiple of 4096")
+    return value
 
 
 def _compression(text: str | None) -> Any:
@@ -102,7 +114,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     progress = _Progress()
     try:
         result = convert(args.input, args.output, to=to, compress=_compression(args.compress),
-                         digest=args.digest, densify=args.densify, progress=progress)
+                         digest=args.digest, densify=args.densify, align=args.align, progress=progress)
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes)")

@@ -131,7 +131,7 @@ def test_blz_to_tensor_train_and_back(name, tmp_path, corpus_dir):
 
 
 def test_complex_blz_cannot_become_zt_v10(tmp_path, corpus_dir):
-    with pytest.raises(UnsupportedConversion, match="no complex128 dtype .*formats that hold it: zt-objects, blz"):
+    with pytest.raises(UnsupportedConversion, match="no complex128 dtype .*formats that hold it: zt-objects, blz, zt-v2"):
         convert(CORPUS / "blz/c2_5x6_complex128_truncated.blz", tmp_path / "c.zt")
     convert(CORPUS / "blz/c2_5x6_complex128_truncated.blz", tmp_path / "c.zt", to="zt-objects")
     convert(tmp_path / "c.zt", tmp_path / "c.blz", to="blz")

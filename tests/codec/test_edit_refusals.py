@@ -58,7 +58,7 @@ EDIT_REFUSALS = [
     ("zt", SetEncoding("raw", 3, tensor="a"), ["apply to zstd only"]),
     ("zt", SetEncoding("lz4", tensor="a"), ["'lz4' encoding", "raw / zstd"]),
     ("zt", SetEncoding("zstd", tensor="a", role="values"), ["has no component 'values'", "it has data"]),
-    ("zt", SetDigest("md5"), ["unknown digest algorithm 'md5'", "crc32c, sha256 or none"]),
+    ("zt", SetDigest("md5"), ["unknown digest algorithm 'md5'", "crc32c, sha256, xxh3 or none"]),
     ("zt-v0.1", SetFileAttribute("k", "v"), ["zTensor v0.1 cannot hold file-level attributes",
                                              "use per-tensor attributes"]),
     ("zt-v0.1", SetTensorAttribute("a", "dtype", "x"), ["reserved manifest key", "another attribute name"]),
@@ -126,9 +126,9 @@ def test_blz_structure_refusals():
 def test_unknown_target_and_unwritable_source():
     with pytest.raises(EditRefused, match="unknown output format 'hdf5'; choose one of zt-v1.0"):
         target("hdf5")
-    v2 = TensorFile("x.zt", "zt", "v2")
+    future = TensorFile("x.zt", "zt", "v3")
     with pytest.raises(EditRefused, match="cannot be written back .read-only format.; convert them"):
-        EditableDocument(v2)
+        EditableDocument(future)
     broken = TensorFile("y.zt", "zt", "v1.0", readable=False)
     with pytest.raises(EditRefused, match="could not be read, so it cannot be edited"):
         EditableDocument(broken)
@@ -147,7 +147,7 @@ PLAN_REFUSALS = [
     ("safetensors", {"t": TensorTrainArray([np.ones((1, 2, 1)), np.ones((1, 2, 1))])}, {},
      ["tensor-train tensor 't'", "densify it"]),
     ("safetensors", {"c": np.ones(2, np.complex128)}, {}, ["safetensors has no complex128 dtype",
-                                                          "formats that hold it: zt-objects, blz"]),
+                                                          "formats that hold it: zt-objects, blz, zt-v2"]),
     ("safetensors", {"a": np.ones(1)}, {"tensor_attributes": {"a": {"k": "v"}}},
      ["attributes on tensor 'a'", "delete the tensor attributes, or convert to zTensor v1.0"]),
     ("zt", {"c": np.ones(2, np.complex64)}, {}, ["zTensor v1.0 has no complex64 dtype",

@@ -16,15 +16,18 @@ from .save import SaveResult, save
 from .writers.blobs import KEEP
 from .writers.output import CancelCheck, ProgressCallback
 from .writers.targets import target
+from .writers.zt_v2_rules import check_alignment
 
 Compression = None | Literal["raw"] | tuple[str, int]
 
 
 def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], to: str = "zt", *,
             compress: Compression = None, digest: str | None = None, densify: bool = False,
-            progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None) -> SaveResult:
+            align: int | None = None, progress: ProgressCallback | None = None,
+            cancelled: CancelCheck | None = None) -> SaveResult:
     """Write ``in_path`` (a file, or a sharded checkpoint / dataset as :func:`open_path` opens it) as ``to``
-    (``zt`` = zTensor v1.0, ``safetensors``, ``blz``, ``zt-v0.1``, ``zt-objects``) at ``out_path``, atomically.
+    (``zt`` = zTensor v1.0, ``zt-v2``, ``safetensors``, ``blz``, ``zt-v0.1``, ``zt-objects``) at ``out_path``,
+    atomically.
 
     Parameters
     ----------
@@ -34,9 +37,12 @@ def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], t
         cores stay raw).
     digest:
         ``None`` keeps existing digests where the output can hold them (recomputed if the bytes change);
-        ``"none"`` drops them; ``"crc32c"`` / ``"sha256"`` records one for every component.
+        ``"none"`` drops them; ``"crc32c"`` / ``"sha256"`` / ``"xxh3"`` (v2) records one for every component.
+        zTensor v2 output gets an xxh3 digest on every part unless told otherwise (canonical form).
     densify:
         Turn sparse tensors and tensor trains into dense ones (needed for safetensors).
+    align:
+        zTensor v2 blob placement, a multiple of 4096; ``None`` is canonical form's 65536.
     """
     if os.path.realpath(os.fspath(in_path)) == os.path.realpath(os.fspath(out_path)):
         raise EditRefused("the output would overwrite the input; use edit/save to rewrite a file in place",
@@ -45,7 +51,7 @@ def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], t
 
     tf = open_path(in_path)
     try:
-        return convert_open(tf, out_path, to, compress=compress, digest=digest, densify=densify,
+        return convert_open(tf, out_path, to, compress=compress, digest=digest, densify=densify, align=align,
                             progress=progress, cancelled=cancelled)
     finally:
         tf.close()
@@ -53,19 +59,26 @@ def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], t
 
 def convert_open(tf: TensorFile, out_path: str | os.PathLike[str], to: str = "zt", *,
                  compress: Compression = None, digest: str | None = None, densify: bool = False,
-                 progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None) -> SaveResult:
+                 align: int | None = None, progress: ProgressCallback | None = None,
+                 cancelled: CancelCheck | None = None) -> SaveResult:
     """:func:`convert` for a file that is already open (it stays open)."""
     if not tf.readable:
         first = next(iter(tf.problems), None)
         raise UnsupportedConversion(f"{tf.path} cannot be read" + (f": {first.describe()}" if first else ""),
                                     rule="only readable files convert")
-    doc = prepare(EditableDocument(tf, target(to)), compress=compress, digest=digest, densify=densify)
+    doc = prepare(EditableDocument(tf, target(to)), compress=compress, digest=digest, densify=densify, align=align)
     return save(doc, out_path, progress=progress, cancelled=cancelled)
 
 
 def prepare(doc: EditableDocument, *, compress: Compression = None, digest: str | None = None,
-            densify: bool = False) -> EditableDocument:
+            densify: bool = False, align: int | None = None) -> EditableDocument:
     """Apply conversion settings to a document (its target already set)."""
+    if align is not None:
+        if doc.target.key != "zt-v2":
+            raise EditRefused(f"an alignment applies to zTensor v2 output only, not {doc.target.label}",
+                              rule="alignment is a zTensor v2 writer option")
+        check_alignment(align)
+        doc.alignment = align
     if densify:
         for t in doc.tensors:
             t.densify = True

@@ -1,4 +1,4 @@
-"""Writers for every format ztviewer saves: zTensor v1.0, v0.1 and the v1.x objects layout, safetensors and
+"""Writers for every format ztviewer saves: zTensor v2, v1.0, v0.1 and the v1.x objects layout, safetensors and
 BLZ1. Each takes a :class:`~.plan.FilePlan` (built from an :class:`~.document.EditableDocument`) and an
 :class:`~.output.Output`, and goes through explicit phases (:mod:`.phases`).
 
@@ -15,9 +15,11 @@ from .safetensors import SafetensorsWriter
 from .targets import TARGETS, Target, target, target_of
 from .zt_objects import ZtObjectsWriter
 from .zt_v01 import ZtV01Writer
+from .zt_v2 import ZtV2Writer
 from .zt_v10 import ZtV10Writer
 
 WRITERS: dict[str, type[PhasedWriter]] = {
+    "zt-v2": ZtV2Writer,
     "zt-v1.0": ZtV10Writer,
     "zt-v0.1": ZtV01Writer,
     "zt-objects": ZtObjectsWriter,

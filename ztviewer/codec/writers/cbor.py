@@ -4,6 +4,9 @@ Maps keep the caller's key order (the writers decide it), lengths are definite e
 :class:`IndefiniteMap` (ztensor 0.1.x writes each tensor map that way because of serde ``flatten``), integers
 use the shortest head, and floats the shortest lossless width (half, single, double), with infinities and
 NaN as half floats, exactly as serde_cbor does. Values CBOR cannot represent raise :class:`EditRefused`.
+
+:func:`dumps_deterministic` is RFC 8949 §4.2.1 Core Deterministic Encoding (zTensor v2 manifests): the same
+heads and floats, every map sorted by the bytes of its encoded keys, no tags and no indefinite lengths.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from ..errors import EditRefused
 U64_MAX = (1 << 64) - 1
 
 
-class IndefiniteMap(dict):
+class IndefiniteMap(dict[Any, Any]):
     """A map encoded with indefinite length (``0xBF`` … ``0xFF``)."""
 
 
@@ -51,7 +54,7 @@ def _float(value: float) -> bytes:
     return b"\xfb" + struct.pack(">d", value)
 
 
-def _encode(value: Any, out: bytearray, path: str) -> None:
+def _encode(value: Any, out: bytearray, path: str, deterministic: bool = False) -> None:
     if value is None:
         out += b"\xf6"
     elif value is True:
@@ -79,6 +82,11 @@ def _encode(value: Any, out: bytearray, path: str) -> None:
         data = bytes(value)
         out += _head(2, len(data))
         out += data
+    elif deterministic and isinstance(value, dict):
+        _encode_sorted_map(value, out, path)
+    elif deterministic and isinstance(value, CBORTag):
+        raise EditRefused(f"{path}: CBOR tags are not allowed here (tag {value.tag})",
+                          rule="zTensor v2 manifests use no CBOR tags")
     elif isinstance(value, IndefiniteMap):
         out += b"\xbf"
         for key, item in value.items():
@@ -93,13 +101,39 @@ def _encode(value: Any, out: bytearray, path: str) -> None:
     elif isinstance(value, (list, tuple)):
         out += _head(4, len(value))
         for i, item in enumerate(value):
-            _encode(item, out, f"{path}[{i}]")
+            _encode(item, out, f"{path}[{i}]", deterministic)
     elif isinstance(value, CBORTag):
         out += _head(6, value.tag)
         _encode(value.value, out, f"{path}<tag {value.tag}>")
     else:
         raise EditRefused(f"{path}: a {type(value).__name__} value cannot be stored in CBOR",
                           rule="CBOR values: null, bool, int, float, string, bytes, list, map")
+
+
+def _encode_sorted_map(value: dict[Any, Any], out: bytearray, path: str) -> None:
+    entries: list[tuple[bytes, Any, Any]] = []
+    for key, item in value.items():
+        buffer = bytearray()
+        _encode(key, buffer, path, True)
+        entries.append((bytes(buffer), key, item))
+    entries.sort(key=lambda entry: entry[0])
+    out += _head(5, len(entries))
+    previous: bytes | None = None
+    for encoded, key, item in entries:
+        if encoded == previous:
+            raise EditRefused(f"{path}: the map has two keys that encode alike ({key!r})",
+                              rule="deterministic CBOR maps have unique keys")
+        previous = encoded
+        out += encoded
+        _encode(item, out, f"{path}.{key}", True)
+
+
+def dumps_deterministic(value: Any, path: str = "manifest") -> bytes:
+    """Encode ``value`` in RFC 8949 §4.2.1 Core Deterministic Encoding (map keys in bytewise order of their
+    encodings, shortest heads and floats, definite lengths, no tags)."""
+    out = bytearray()
+    _encode(value, out, path, True)
+    return bytes(out)
 
 
 def dumps(value: Any, path: str = "manifest") -> bytes:

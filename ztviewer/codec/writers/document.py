@@ -106,6 +106,7 @@ class EditableDocument:
     attributes: dict[str, Any] = field(default_factory=dict)
     tensors: list[DocTensor] = field(default_factory=list)
     revision: int = 0
+    alignment: int | None = None
 
     def __init__(self, original: TensorFile, target: str | Target | None = None) -> None:
         if not original.readable:
@@ -118,6 +119,7 @@ class EditableDocument:
         self.attributes = {} if original.format in CONTAINER_ATTRIBUTES else copy.deepcopy(original.attributes)
         self.tensors = [DocTensor.of(t) for t in original.tensors]
         self.revision = 0
+        self.alignment = None  # zTensor v2 blob placement (None: canonical 64 KiB)
 
     # -- lookups ----------------------------------------------------------------------------------
     def find(self, name: str) -> DocTensor:
@@ -149,5 +151,6 @@ class EditableDocument:
         """A copy of this document (with its pending edits) to be saved in another format."""
         other = EditableDocument(self.original, key)
         other.attributes = copy.deepcopy(self.attributes)
+        other.alignment = self.alignment
         other.tensors = [t.clone() for t in self.tensors]
         return other

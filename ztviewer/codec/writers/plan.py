@@ -20,6 +20,8 @@ from .blobs import KEEP, BlobData, FileBlob, MemoryBlob
 from .document import DocComponent, DocTensor, EditableDocument
 
 SPARSE = ("sparse_csr", "sparse_coo")
+#: component encodings a zTensor v2 file keeps when it is saved as v2 again
+V2_ENCODINGS = frozenset({"zstd-seekable", "zt.zstd-seekable/1"})
 ROLE_ORDER = {"data": 0, "values": 0, "indices": 1, "indptr": 2, "coords": 1}
 
 
@@ -61,6 +63,7 @@ class FilePlan:
     tensors: list[PlannedTensor]
     version: str | None = None
     unknown_root: dict[str, Any] = field(default_factory=dict)
+    alignment: int | None = None
 
     def blobs(self) -> list[tuple[PlannedTensor, PlannedComponent]]:
         """Components in write order: the source file's byte order, then manifest order."""
@@ -106,7 +109,7 @@ def build_plan(doc: EditableDocument) -> FilePlan:
     unknown_root: dict[str, Any] = {}
     if t.key == "zt-v1.0" and doc.original.format == "zt" and doc.original.variant == "v1.0":
         unknown_root = dict(doc.original.extra.get("unknown_keys") or {})
-    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root)
+    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root, doc.alignment)
 
 
 def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTensor:
@@ -160,6 +163,8 @@ def _route(target_key: str, layout: str, packed: bool) -> str | None:
     """How a layout reaches a target: ``copy`` its components, ``unpack`` the v0.1 crate's packed sparse
     blob, or ``None`` (refused)."""
     zt1 = target_key in ("zt-v1.0", "zt-objects")
+    if target_key == "zt-v2":
+        return "copy" if layout in ("dense", *SPARSE) and not packed else "unpack" if layout in SPARSE else None
     if layout == "dense":
         return "copy"
     if layout in SPARSE:
@@ -189,6 +194,9 @@ def _layout_refusal(t: rules.Target, dt: DocTensor, layout: str) -> UnsupportedC
                "Python API cannot write or read back")
     elif t.key == "blz":
         why = "a .blz file holds one float64 / complex128 tensor train and ztviewer does not decompose tensors"
+    elif t.key == "zt-v2":
+        why = ("its registry has no tensor-train layout profile" if layout == "tensor_train"
+               else "ztviewer writes the dense, zt.sparse_csr/1 and zt.sparse_coo/1 layouts only")
     else:
         why = f"{t.label} stores dense tensors only"
     fix = "densify it (densify=True) or convert to zTensor v1.0" if layout in SPARSE + ("tensor_train",) \
@@ -217,12 +225,17 @@ def _settings(t: rules.Target, dt: DocTensor, dc: DocComponent | None) -> tuple[
         return "raw", None, None, False
     encoding, digest = dc.encoding, dc.digest
     inherited_encoding = encoding == dc.original.encoding and not dc.reencode
+    if t.key == "zt-v2" and inherited_encoding:
+        # canonical form is raw; a v1 zstd stream is not seekable. A v2 part keeps its encoding.
+        encoding = "zstd" if encoding in V2_ENCODINGS else "raw"
     if encoding not in t.encodings:
         if not inherited_encoding:
             rules.check_encoding(t, dt.name, encoding, dc.level)
         encoding = "raw"
     if digest not in (KEEP, None) and digest not in t.digests:
         rules.check_digest(t, dt.name, digest)
+    if t.key == "zt-v2":  # the writer settles KEEP: xxh3 unless the part keeps a v2 sha256 digest
+        return encoding, dc.level if encoding == "zstd" else None, digest, dc.reencode
     if not t.digests:
         digest = None
     elif digest == KEEP and dc.original.digest is not None and _algorithm(dc.original.digest) not in t.digests:
@@ -233,7 +246,7 @@ def _settings(t: rules.Target, dt: DocTensor, dc: DocComponent | None) -> tuple[
 def _component(t: rules.Target, dt: DocTensor, role: str, dtype: str | None, data: BlobData, key: tuple,
                dc: DocComponent | None) -> PlannedComponent:
     encoding, level, digest, reencode = _settings(t, dt, dc)
-    if digest == KEEP and data.stored() is None:
+    if digest == KEEP and data.stored() is None and t.key != "zt-v2":
         digest = None if dc is None else _algorithm(dc.original.digest)
     return PlannedComponent(role, dtype, data, encoding, level, digest, reencode, key)
 

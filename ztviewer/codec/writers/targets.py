@@ -8,9 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..dtypes import CANONICAL_TO_SAFETENSORS, CANONICAL_TO_ZT_SHORT, ZT_LOGICAL_TYPES, ZT_LONG_NAMES
+from ..dtypes import (
+    CANONICAL_TO_SAFETENSORS,
+    CANONICAL_TO_ZT_SHORT,
+    ZT_LOGICAL_TYPES,
+    ZT_LONG_NAMES,
+)
 from ..errors import EditRefused
 from ..model import TensorFile
+from . import zt_v2_rules as v2
 from .cbor import check_encodable
 
 V01_RESERVED = frozenset({"name", "offset", "size", "dtype", "layout", "shape", "encoding", "data_endianness",
@@ -25,7 +31,7 @@ class Target:
     Attributes
     ----------
     key:
-        ``zt-v1.0``, ``zt-v0.1``, ``zt-objects``, ``safetensors`` or ``blz``.
+        ``zt-v2``, ``zt-v1.0``, ``zt-v0.1``, ``zt-objects``, ``safetensors`` or ``blz``.
     file_attributes:
         ``"none"`` (no file-level metadata), ``"str"`` (a string → string map) or ``"any"`` (any CBOR value;
         the objects layout, whose root ``attributes`` ztensor 1.2 reads past).
@@ -61,8 +67,10 @@ TARGETS: dict[str, Target] = {t.key: t for t in (
            frozenset(CANONICAL_TO_SAFETENSORS), "convert the file to zTensor v1.0 instead"),
     Target("blz", "BLZ1 (.blz)", "none", False, frozenset(), frozenset({"raw"}), frozenset(),
            frozenset({"float64", "complex128"}), "convert the file to zTensor v1.0 instead"),
+    Target("zt-v2", "zTensor v2", "any", True, frozenset(), _ZT, frozenset({"xxh3", "sha256"}),
+           frozenset(v2.V2_TYPES), "convert to zTensor v1.0 instead"),
 )}
-ALIASES = {"zt": "zt-v1.0", "zt-v1": "zt-v1.0", "v1.0": "zt-v1.0", "zt1": "zt-v1.0", "st": "safetensors",
+ALIASES = {"v2": "zt-v2", "zt2": "zt-v2", "zt": "zt-v1.0", "zt-v1": "zt-v1.0", "v1.0": "zt-v1.0", "zt1": "zt-v1.0", "st": "safetensors",
            "v0.1": "zt-v0.1", "objects": "zt-objects", "v1.x-objects": "zt-objects"}
 
 
@@ -78,7 +86,7 @@ def target(key: str) -> Target:
 def target_of(tf: TensorFile) -> Target:
     """The format a file is saved back in when it is edited in place."""
     if tf.format == "zt":
-        key = {"v0.1": "zt-v0.1", "v1.0": "zt-v1.0", "v1.x-objects": "zt-objects"}.get(tf.variant)
+        key = {"v0.1": "zt-v0.1", "v1.0": "zt-v1.0", "v1.x-objects": "zt-objects", "v2": "zt-v2"}.get(tf.variant)
         if key is not None:
             return TARGETS[key]
     elif tf.format in ("safetensors", "blz"):
@@ -95,6 +103,9 @@ def check_file_attribute(t: Target, key: Any, value: Any) -> None:
                        if t.tensor_attributes else "convert to zTensor v1.0 or safetensors")
     if type(key) is not str:
         raise t.refuse(f"the attribute key {key!r}", "keys must be strings", "use a string key")
+    if t.key == "zt-v2":
+        v2.check_name(key, "file attribute key")
+        v2.check_attribute_value(value, f"file attribute {key!r}", 2)
     if t.file_attributes == "any":
         check_encodable(value, f"file attribute {key!r}")
     elif type(value) is not str:
@@ -115,6 +126,9 @@ def check_tensor_attribute(t: Target, tensor: str, key: Any, value: Any, layout:
     if key in t.reserved or (layout == "tensor_train" and key == "ranks"):
         raise t.refuse(f"an attribute named {key!r} on tensor {tensor!r}",
                        "the name is a reserved manifest key", "choose another attribute name", tensor=tensor)
+    if t.key == "zt-v2":
+        v2.check_name(key, f"attribute key of tensor {tensor!r}")
+        v2.check_attribute_value(value, f"attribute {key!r} of tensor {tensor!r}", 4)
     check_encodable(value, f"attribute {key!r} of tensor {tensor!r}")
 
 
@@ -125,6 +139,8 @@ def check_tensor_name(t: Target, name: Any, taken: set[str] | frozenset[str]) ->
     if name in taken:
         raise EditRefused(f"a tensor named {name!r} already exists; choose another name or delete that tensor "
                           "first", rule="tensor names are unique", tensor=name)
+    if t.key == "zt-v2":
+        v2.check_name(name, "tensor name")
     if t.key == "safetensors" and name == "__metadata__":
         raise t.refuse("a tensor named '__metadata__'", "the name is reserved for the header metadata",
                        "choose another name", tensor=name)
@@ -146,11 +162,15 @@ def check_encoding(t: Target, tensor: str, encoding: str, level: int | None) -> 
 def check_digest(t: Target, tensor: str, algorithm: str | None) -> None:
     if algorithm is None:
         return
-    if algorithm not in ("crc32c", "sha256"):
-        raise EditRefused(f"unknown digest algorithm {algorithm!r}; use crc32c, sha256 or none",
+    if algorithm not in ("crc32c", "sha256", "xxh3"):
+        raise EditRefused(f"unknown digest algorithm {algorithm!r}; use crc32c, sha256, xxh3 or none",
                           rule="digest algorithms", tensor=tensor)
     if algorithm not in t.digests:
-        why = ("ztensor 0.1.4 verifies crc32c checksums only (it warns on sha256 and skips the check)"
-               if t.digests else "it has no per-tensor checksums")
-        raise t.refuse(f"a {algorithm} digest (tensor {tensor!r})", why,
-                       "use crc32c" if t.digests else "convert to zTensor v1.0 to store digests", tensor=tensor)
+        if t.key == "zt-v0.1":
+            why = "ztensor 0.1.4 verifies crc32c checksums only (it warns on sha256 and skips the check)"
+        elif t.digests:
+            why = f"its digests are {' / '.join(sorted(t.digests))}"
+        else:
+            why = "it has no per-tensor checksums"
+        instead = f"use {' or '.join(sorted(t.digests))}" if t.digests else "convert to zTensor v1.0 to store digests"
+        raise t.refuse(f"a {algorithm} digest (tensor {tensor!r})", why, instead, tensor=tensor)
