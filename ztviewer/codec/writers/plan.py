@@ -143,6 +143,8 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
     else:
         raise _layout_refusal(t, dt, layout)
     _check_layout(t, dt, layout, comps)
+    if t.key == "zt-v2" and layout in SPARSE and tf.variant != "v2":
+        _check_v2_sparse(tf, dt)
     known = layout in SPARSE + ("dense", "tensor_train")
     spelling = layout if (known and t.key != "zt-v0.1") or layout != o.layout else (o.layout_spelling or layout)
     same_family = tf.format == "zt" and {"zt-v1.0": "v1.0", "zt-objects": "v1.x-objects"}.get(t.key) == tf.variant
@@ -202,6 +204,16 @@ def _layout_refusal(t: rules.Target, dt: DocTensor, layout: str) -> UnsupportedC
     fix = "densify it (densify=True) or convert to zTensor v1.0" if layout in SPARSE + ("tensor_train",) \
         else "delete it or convert to zTensor v1.0"
     return _refuse(f"{t.label} cannot hold the {what} tensor {dt.name!r}: {why}; {fix}", dt.name)
+
+
+def _check_v2_sparse(tf: TensorFile, dt: DocTensor) -> None:
+    from ..sparse import load_sparse
+    from .zt_v2_rules import sparse_data_problem
+
+    problem = sparse_data_problem(load_sparse(tf, dt.original))
+    if problem is not None:
+        raise _refuse(f"tensor {dt.name!r} cannot be a zTensor v2 sparse object: {problem}; densify it "
+                      "(densify=True) or convert to zTensor v1.0", dt.name)
 
 
 def _check_layout(t: rules.Target, dt: DocTensor, layout: str, comps: dict[str, PlannedComponent]) -> None:

@@ -127,7 +127,7 @@ class ZtV2Writer(PhasedWriter):
 
     def check(self) -> None:
         """Names and attributes against §3.5 / §3.1 (canonical form also wants NFC names)."""
-        canonical = self.alignment == rules.ALIGN_CANONICAL
+        canonical = self.plan.alignment is None
         rules.check_attributes(self.plan.attributes, "the file attributes", 1)
         for t in self.plan.tensors:
             rules.check_name(t.name, "tensor name", canonical)

@@ -64,7 +64,7 @@ def check_name(name: Any, what: str, canonical: bool = False) -> None:
     if canonical and not name.isascii() and not unicodedata.is_normalized("NFC", name):
         raise EditRefused(f"{what} {name[:60]!r} is not in Unicode Normalization Form C, which canonical form "
                           f"requires; rename it (NFC: {unicodedata.normalize('NFC', name)[:60]!r}) or write a "
-                          "non-canonical file (--align 65536 --digest xxh3 keeps the placement)",
+                          "non-canonical file (an explicit --align 65536 keeps the placement)",
                           rule="canonical names are NFC (spec §6.3 rule 5)")
 
 
@@ -112,3 +112,34 @@ def check_alignment(alignment: int) -> None:
     if type(alignment) is not int or alignment < ALIGN_FLOOR or alignment % ALIGN_FLOOR:
         raise EditRefused(f"alignment {alignment!r} is not a positive multiple of {ALIGN_FLOOR}",
                           rule="v2 blob offsets are multiples of 4096 (spec §2.4)")
+
+
+def sparse_data_problem(sparse: Any) -> str | None:
+    """What keeps a loaded v1 sparse tensor (already valid by v1 rules) from being a valid v2 sparse object:
+    ``zt.sparse_csr/1`` wants strictly increasing column indices within each row, ``zt.sparse_coo/1`` unique
+    coordinates. ``None`` when it is fine."""
+    import numpy as np
+
+    from ..sparse import SparseCSR
+
+    if isinstance(sparse, SparseCSR):
+        indices = np.asarray(sparse.indices, dtype=np.int64)
+        if indices.size < 2:
+            return None
+        rising = np.diff(indices) > 0
+        row_starts = np.asarray(sparse.indptr[1:-1], dtype=np.int64)
+        boundary = np.zeros(indices.size - 1, dtype=bool)
+        inner = row_starts[(row_starts > 0) & (row_starts < indices.size)]
+        boundary[inner - 1] = True
+        bad = np.flatnonzero(~rising & ~boundary)
+        if bad.size:
+            return (f"column indices are not strictly increasing within a row (value {int(bad[0]) + 1}); "
+                    "zt.sparse_csr/1 requires sorted, duplicate-free rows")
+        return None
+    coords = np.asarray(sparse.coords)
+    if coords.ndim != 2 or coords.shape[1] < 2:
+        return None
+    flat = np.ravel_multi_index(tuple(coords.astype(np.int64)), tuple(sparse.shape))
+    if np.unique(flat).size != flat.size:
+        return "two values name the same cell; zt.sparse_coo/1 requires unique coordinates"
+    return None
