@@ -5,7 +5,9 @@ fsynced, then ``os.replace``d over the target and the directory fsynced. On any 
 temporary file is removed and the target is untouched. A process killed outright (SIGKILL, power loss)
 can leave such a temporary file behind, never a partial target; :func:`stale_temporaries` finds them.
 
-Saving over the file that is open works: the source stays mapped on the old inode until it is closed.
+Saving over the file that is open works: the source stays mapped on the old inode until it is closed. Where the
+system refuses to replace a file that is open or mapped (Windows), the document's own sources of the target are
+released first (:meth:`.Source.release`; they open the path again on their next access).
 """
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from . import portable
 from .edit import Command, EditableDocument
 from .errors import EditRefused
+from .model import TensorFile
 from .registry import open_file
 from .writers import build_plan, write_plan
 from .writers.output import CancelCheck, Output, ProgressCallback
@@ -46,11 +50,13 @@ def stale_temporaries(target: str) -> list[str]:
 
 
 def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None],
-                 progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None) -> int:
+                 progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,
+                 release: Callable[[], None] | None = None) -> int:
     """Run ``produce(out)`` into a temporary file, then atomically replace ``path`` with it.
 
     Returns the size written. Symlinks are followed: the file they point to is replaced. The new file keeps
-    the permission bits of the file it replaces (new files get the usual 0o666 minus umask).
+    the permission bits of the file it replaces (new files get the usual 0o666 minus umask). ``release``
+    closes this process's file and map of ``path`` when the system will not replace it while they are open.
     """
     target = os.path.realpath(os.fspath(path))
     tmp = temporary_name(target)
@@ -59,7 +65,7 @@ def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None]
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         pass
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | portable.O_CLOEXEC | portable.O_BINARY, mode)
     try:
         try:
             out = Output(fd, progress, cancelled)
@@ -69,7 +75,7 @@ def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None]
             size = out.pos
         finally:
             os.close(fd)
-        os.replace(tmp, target)
+        portable.replace(tmp, target, release)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -83,7 +89,7 @@ def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None]
 def _fsync_directory(directory: str) -> None:
     try:
         dfd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
+    except OSError:  # Windows opens no directories (and needs no directory fsync)
         return
     try:
         os.fsync(dfd)
@@ -105,8 +111,22 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
     if not target or target.startswith("<"):
         raise EditRefused("the document has no file name; give a path to save to", rule="save target")
     plan = build_plan(doc)
-    size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled)
+    size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,
+                        release=lambda: release_sources_of(doc.original, target))
     return SaveResult(os.path.realpath(target), size, doc.target.key)
+
+
+def release_sources_of(tensor_file: TensorFile, target: str) -> None:
+    """Release every source of ``tensor_file`` (its own, its shards') that reads the file at ``target``."""
+    real = os.path.realpath(target)
+    sources = [tensor_file.source, *(t.extra_value("source") for t in tensor_file.tensors)]
+    seen: set[int] = set()
+    for source in sources:
+        if source is None or id(source) in seen:
+            continue
+        seen.add(id(source))
+        if not source.path.startswith("<") and os.path.realpath(source.path) == real:
+            source.release()
 
 
 def edit_file(path: str | os.PathLike[str], commands: Iterable[Command], out_path: str | os.PathLike[str] | None = None,

@@ -3,21 +3,30 @@ from __future__ import annotations
 
 import mmap
 import os
+import threading
 from typing import BinaryIO
 
-from .errors import OutOfBounds
+from . import portable
+from .errors import CodecError, OutOfBounds
 
 PREAD_LIMIT = 16 << 20  # larger reads go through the map
+
+
+class SourceChanged(CodecError):
+    """A released source's file no longer has the size it had when it was opened."""
 
 
 class Source:
     """A file's bytes, mapped read-only. Every slice is checked against the file size.
 
-    Headers and footers are read with ``os.pread``; the map is created on first access to data (a view, the
+    Headers and footers are read with positional reads (``os.pread``, or seek and read under a lock where the
+    system lacks it: :func:`.portable.pread`); the map is created on first access to data (a view, the
     buffer, or a read larger than :data:`PREAD_LIMIT`), so opening a huge file costs the same as a tiny one.
     A zero-byte file cannot be mapped; it is represented by an empty buffer.
     ``Source.from_bytes`` wraps in-memory data the same way (tests, fuzzing).
     """
+
+    _released = False
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -29,6 +38,8 @@ class Source:
             raise
         self._map: mmap.mmap | None = None
         self._buffer: memoryview | None = None if self.size else memoryview(b"")
+        self._lock = threading.Lock()
+        self._released = False
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray, path: str = "<memory>") -> "Source":
@@ -38,10 +49,13 @@ class Source:
         self._map = None
         self.size = len(data)
         self._buffer = memoryview(bytes(data))
+        self._lock = threading.Lock()
+        self._released = False
         return self
 
     def _mapped(self) -> memoryview:
         if self._buffer is None:
+            self._reopen_released()
             if self._file is None:
                 raise ValueError(f"{self.path} is closed")
             self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
@@ -50,11 +64,13 @@ class Source:
 
     def _pread(self, offset: int, length: int) -> bytes | None:
         """``length`` bytes at ``offset`` without mapping, or ``None`` when the map should serve them."""
+        self._reopen_released()
         if self._buffer is not None or self._file is None or length > PREAD_LIMIT:
             return None
-        data = os.pread(self._file.fileno(), length, offset)
+        fd = self._file.fileno()
+        data = portable.pread(fd, length, offset, self._lock)
         while len(data) < length:  # a short read: the file shrank, or the kernel split the request
-            more = os.pread(self._file.fileno(), length - len(data), offset + len(data))
+            more = portable.pread(fd, length - len(data), offset + len(data), self._lock)
             if not more:
                 break
             data += more
@@ -99,7 +115,28 @@ class Source:
     def fileno(self) -> int | None:
         """The OS file descriptor of the mapped file (``None`` for in-memory sources); lets writers copy
         unchanged byte ranges in the kernel (``os.copy_file_range``) even after the path was replaced."""
+        self._reopen_released()
         return self._file.fileno() if self._file is not None else None
+
+    def release(self) -> None:
+        """Close the file and the map for now, so the file can be replaced where an open or mapped file cannot
+        be (Windows); the next access opens the path again and refuses if its size is no longer the same."""
+        if self._file is None:
+            return
+        self._unmap()
+        self._buffer = None if self.size else memoryview(b"")
+        self._released = True
+
+    def _reopen_released(self) -> None:
+        if not self._released:
+            return
+        file = open(self.path, "rb")  # noqa: SIM115  (held until close or release)
+        size = os.fstat(file.fileno()).st_size
+        if size != self.size:
+            file.close()
+            raise SourceChanged(f"{self.path} changed on disk while released ({self.size} → {size} bytes); "
+                                "open it again", rule="an open file must keep its size")
+        self._file, self._released = file, False
 
     @property
     def buffer(self) -> memoryview:
@@ -107,6 +144,7 @@ class Source:
 
     def close(self) -> None:
         """Release the map. Views still held elsewhere (numpy arrays) keep it alive until collected."""
+        self._released = False
         self._unmap()
 
     def _unmap(self) -> None:

@@ -119,6 +119,12 @@ class ShardSource(Source):
         self._unmap()
         self._buffer = None
 
+    def release(self) -> None:
+        """Park: the next access maps the file again after checking it did not change."""
+        with self._pool.lock:
+            self.park()
+            self._pool.forget(self)
+
     @property
     def prefix(self) -> bytes:
         """The bytes read at open: the first :data:`HEAD_BYTES`, or the whole header when it is longer."""

@@ -3,20 +3,17 @@ kernel-side copies of unchanged byte ranges.
 
 Unchanged blobs are copied in the kernel, never through user space: ``os.copy_file_range`` when source and
 output offsets agree modulo the page size, ``os.splice`` through a pipe when they do not (much faster there),
-falling back to ``os.sendfile`` and then to chunked writes from the source's memory map. Copies run in chunks so a cancel
-request is seen within one chunk.
+falling back to ``os.sendfile`` and then to chunked writes from the source's memory map. Each call is used only
+where the system has it (:mod:`..portable`); elsewhere (Windows, macOS) every copy goes through the map.
+Copies run in chunks so a cancel request is seen within one chunk.
 """
 from __future__ import annotations
 
 import errno
 import os
-
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
 from collections.abc import Callable
 
+from .. import portable
 from ..errors import Cancelled
 from ..source import Source
 
@@ -24,12 +21,11 @@ COPY_CHUNK = 64 << 20
 WRITE_CHUNK = 8 << 20
 PAGE = 4096
 PIPE_SIZE = 1 << 20
-_F_SETPIPE_SZ = 1031
 
 ProgressCallback = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
 _NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF, errno.ETXTBSY,
-                   errno.EPERM}
+                   errno.EPERM, errno.ENOTSOCK}  # ENOTSOCK: macOS sends files to sockets only
 
 
 class Output:
@@ -54,9 +50,9 @@ class Output:
         self.done = 0
         self._progress = progress
         self.cancelled = cancelled
-        self._kernel_copy = hasattr(os, "copy_file_range")
-        self._sendfile = hasattr(os, "sendfile")
-        self._splice_ok = hasattr(os, "splice") and fcntl is not None
+        self._kernel_copy = portable.has_kernel_copy()
+        self._sendfile = portable.has_sendfile()
+        self._splice_ok = portable.has_splice()
 
     def expect(self, total: int) -> None:
         self.total = total
@@ -126,10 +122,7 @@ class Output:
         if not self._splice_ok:
             return None
         r, w = os.pipe()
-        try:
-            fcntl.fcntl(w, _F_SETPIPE_SZ, PIPE_SIZE)
-        except OSError:
-            pass
+        portable.enlarge_pipe(w, PIPE_SIZE)
         return r, w
 
     def _splice(self, pipe: tuple[int, int], src_fd: int, offset: int, count: int) -> int:
@@ -139,7 +132,7 @@ class Output:
         done = 0
         while done < count:
             try:
-                n = os.splice(src_fd, w, min(PIPE_SIZE, count - done), offset_src=offset + done)
+                n = portable.splice(src_fd, w, min(PIPE_SIZE, count - done), offset_src=offset + done)
             except OSError as exc:
                 if done or exc.errno not in _NO_KERNEL_COPY:
                     raise
@@ -149,7 +142,7 @@ class Output:
                 break
             moved = 0
             while moved < n:
-                moved += os.splice(r, self.fd, n - moved)
+                moved += portable.splice(r, self.fd, n - moved)
             done += n
         return done
 
@@ -157,7 +150,7 @@ class Output:
         """Bytes copied in the kernel (0 when neither copy_file_range nor sendfile can do it here)."""
         if self._kernel_copy:
             try:
-                n = os.copy_file_range(src_fd, self.fd, count, offset, self.pos)
+                n = portable.copy_file_range(src_fd, self.fd, count, offset, self.pos) or 0
                 if n > 0:
                     os.lseek(self.fd, self.pos + n, os.SEEK_SET)
                     return n
@@ -167,7 +160,7 @@ class Output:
                 self._kernel_copy = False
         if self._sendfile:
             try:
-                n = os.sendfile(self.fd, src_fd, offset, count)
+                n = portable.sendfile(self.fd, src_fd, offset, count) or 0
                 if n > 0:
                     return n
             except OSError as exc:

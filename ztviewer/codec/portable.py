@@ -1,0 +1,102 @@
+"""Stand-ins for operating-system calls that only some platforms have.
+
+Every function here looks the optional call up when it is called (``getattr(os, "pread", None)``,
+``import fcntl``) and falls back to something every platform has when it is missing, so the choice is made by
+feature test, never by platform name, and a test that removes the calls exercises the fallbacks for real.
+
+- :func:`pread`: ``os.pread`` (Unix), else ``lseek`` + ``read`` under the caller's lock.
+- :func:`copy_file_range`, :func:`sendfile`, :func:`splice`: the kernel copy calls, ``None`` when absent;
+  the writer then copies through the source's memory map.
+- :func:`enlarge_pipe`: ``fcntl(F_SETPIPE_SZ)`` where ``fcntl`` exists (Linux).
+- :func:`replace`: ``os.replace``, releasing the open target's file and map first where the system refuses to
+  replace a file that is open or mapped (Windows).
+"""
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+#: flag that keeps Windows' C runtime from translating line ends on descriptors from ``os.open``.
+O_BINARY: int = getattr(os, "O_BINARY", 0)
+#: flag that keeps a descriptor from leaking into child processes, where the system knows it.
+O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
+_F_SETPIPE_SZ = 1031  # Linux's fcntl command; the fcntl module names it only from Python 3.10 on Linux
+
+
+def pread(fd: int, length: int, offset: int, lock: threading.Lock) -> bytes:
+    """Up to ``length`` bytes at ``offset`` of ``fd``, without disturbing other readers of ``fd``.
+
+    Without ``os.pread`` the descriptor's position is moved with ``lseek`` and read with ``read``; ``lock``
+    must be held by every reader of ``fd`` so two threads never interleave the seek and the read.
+    """
+    positional = getattr(os, "pread", None)
+    if positional is not None:
+        data: bytes = positional(fd, length, offset)
+        return data
+    with lock:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, length)
+
+
+def copy_file_range(src: int, dst: int, count: int, offset_src: int, offset_dst: int) -> int | None:
+    """``os.copy_file_range`` (Linux), or ``None`` where the system lacks it."""
+    call: Callable[..., int] | None = getattr(os, "copy_file_range", None)
+    return None if call is None else call(src, dst, count, offset_src, offset_dst)
+
+
+def sendfile(out_fd: int, in_fd: int, offset: int, count: int) -> int | None:
+    """``os.sendfile`` between files (Linux; macOS sends only to sockets), or ``None`` where it is absent."""
+    call: Callable[..., int] | None = getattr(os, "sendfile", None)
+    return None if call is None else call(out_fd, in_fd, offset, count)
+
+
+def has_kernel_copy() -> bool:
+    return hasattr(os, "copy_file_range")
+
+
+def has_sendfile() -> bool:
+    return hasattr(os, "sendfile")
+
+
+def has_splice() -> bool:
+    return hasattr(os, "splice")
+
+
+def splice(src: int, dst: int, count: int, offset_src: int | None = None) -> int:
+    """``os.splice`` (Linux); call only after :func:`has_splice`."""
+    call: Callable[..., int] = getattr(os, "splice")  # noqa: B009  (os.splice is not declared on every platform)
+    if offset_src is None:
+        return call(src, dst, count)
+    return call(src, dst, count, offset_src=offset_src)
+
+
+def enlarge_pipe(fd: int, size: int) -> None:
+    """Ask for a pipe buffer of ``size`` bytes where the system allows it; otherwise keep the default."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    call: Any = getattr(fcntl, "fcntl", None)
+    if call is None:
+        return
+    try:
+        call(fd, _F_SETPIPE_SZ, size)
+    except OSError:
+        pass
+
+
+def replace(src: str, dst: str, release: Callable[[], None] | None = None) -> None:
+    """``os.replace(src, dst)``; when the system refuses because ``dst`` is open or mapped (Windows), call
+    ``release`` (which closes this process's file and map of ``dst``) and try once more."""
+    try:
+        os.replace(src, dst)
+        return
+    except PermissionError:
+        if release is None:
+            raise
+    release()
+    gc.collect()  # views of the old map that only a reference cycle keeps alive
+    os.replace(src, dst)
