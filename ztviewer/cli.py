@@ -1,4 +1,4 @@
-"""Command line: ``ztviewer info|check|export|convert|edit …``; ``ztviewer [FILE…]`` starts the GUI."""
+"""Command line: ``ztviewer info|check|export|convert|edit|diff …``; ``ztviewer [FILE…]`` starts the GUI."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from . import __version__
 
-COMMANDS = ("info", "check", "export", "convert", "edit")
+COMMANDS = ("info", "check", "export", "convert", "edit", "diff")
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_write import add_write_commands
 
     add_write_commands(sub)
+    from .cli_diff import add_diff_command
+
+    add_diff_command(sub)
     return parser
 
 

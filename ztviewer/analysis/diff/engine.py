@@ -1,0 +1,163 @@
+"""Comparing two open files or sets: pair the tensors, give each pair a verdict, numbers and attribute changes.
+
+Headless and Qt-free: :func:`iter_pair_diffs` yields one :class:`PairDiff` at a time (a worker can show
+them as they come), :func:`compare_files` collects them. Both take ``progress(done, total)`` in bytes
+(stored bytes of both sides of every pair) and a ``cancelled`` check polled between chunks, which raises
+:class:`~ztviewer.codec.errors.Cancelled`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from ztviewer.codec.errors import Cancelled, CodecError
+from ztviewer.codec.model import Tensor, TensorFile
+
+from .accumulate import DiffAccumulator
+from .attributes import attribute_changes
+from .model import DiffOptions, DiffStats, FileDiff, PairDiff, Verdict
+from .pairing import TensorPair, pair_tensors
+from .storage import same_description, same_stored_bytes, side, storage_changes
+from .values import DECODABLE, SPARSE, aligned, sparse_entries, stored_bits, union
+
+CancelCheck = Callable[[], bool]
+Progress = Callable[[int, int], None]
+
+
+def file_kind(tf: TensorFile) -> str:
+    """``format`` plus ``variant`` when it says more (``zt v1.0``, ``safetensors``)."""
+    return tf.format if tf.variant in ("", tf.format) else f"{tf.format} {tf.variant}"
+
+
+class _Meter:
+    """Turns per-pair byte counts into ``progress(done, total)`` calls."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total, self.done, self.progress = total, 0, progress
+
+    def add(self, n: int) -> None:
+        self.done += n
+        if self.progress is not None:
+            self.progress(min(self.done, self.total), self.total)
+
+
+def _weight(pair: TensorPair) -> int:
+    return sum(t.stored_nbytes for t in (pair.a, pair.b) if t is not None)
+
+
+def _first_error(tensor: Tensor) -> str:
+    problem = next(p for p in tensor.problems if p.is_error)
+    return problem.describe()
+
+
+def _incomparable_reason(a: Tensor, b: Tensor) -> str:
+    for label, t in (("A", a), ("B", b)):
+        if t.has_errors:
+            return f"{label} is damaged: {_first_error(t)}"
+    if tuple(a.shape) != tuple(b.shape):
+        return f"shapes differ: {list(a.shape)} vs {list(b.shape)}"
+    for label, t in (("A", a), ("B", b)):
+        if t.layout not in DECODABLE:
+            return f"{label}'s layout {t.layout!r} can be shown structurally but not decoded"
+        if t.itemsize is None:
+            return f"{label}'s dtype {t.dtype!r} is not one ztviewer decodes"
+    return ""
+
+
+def numeric_stats(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, options: DiffOptions,
+                  progress: Callable[[int], None] | None = None,
+                  cancelled: CancelCheck | None = None) -> DiffStats:
+    """Streaming difference statistics of two tensors of the same shape (A is the reference)."""
+    acc = DiffAccumulator(tuple(a.shape), a.dtype, b.dtype, options.tolerance, options.worst)
+    size = max(1, options.chunk_elements)
+    if a.layout in SPARSE and b.layout in SPARSE:
+        positions, bits_a, bits_b = union(*sparse_entries(tf_a, a), *sparse_entries(tf_b, b))
+        for start in range(0, positions.size, size):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            stop = start + size
+            acc.update(bits_a[start:stop], bits_b[start:stop], positions[start:stop])
+        acc.add_equal(a.numel - positions.size)
+        if progress is not None:
+            progress(a.stored_nbytes + b.stored_nbytes)
+        return acc.result()
+    total = a.numel
+    weight = a.stored_nbytes + b.stored_nbytes
+    reported = 0
+    stream = aligned(stored_bits(tf_a, a, size, cancelled), stored_bits(tf_b, b, size, cancelled), size, total,
+                     (a.name, b.name))
+    for position, piece_a, piece_b in stream:
+        acc.update(piece_a, piece_b, position)
+        if progress is not None and total:
+            now = weight * (position + piece_a.size) // total
+            progress(now - reported)
+            reported = now
+    return acc.result()
+
+
+def _verdict(stats: DiffStats, a: Tensor, b: Tensor) -> Verdict:
+    if stats.differing == 0:
+        return Verdict.SAME_CONTENT
+    if stats.within_tolerance:
+        return Verdict.CLOSE
+    return Verdict.DIFFERENT
+
+
+def compare_pair(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, options: DiffOptions | None = None, *,
+                 renamed: bool = False, progress: Callable[[int], None] | None = None,
+                 cancelled: CancelCheck | None = None) -> PairDiff:
+    """The verdict, changes, numbers and attribute changes of one pair.
+
+    Stored bytes are compared first when both tensors are described alike: equal bytes are
+    :attr:`Verdict.IDENTICAL` without decoding. Otherwise the contents are decoded and compared in chunks.
+    """
+    options = options or DiffOptions()
+    result = PairDiff(side(a), side(b), Verdict.INCOMPARABLE, renamed=renamed, changes=storage_changes(a, b),
+                      attributes=attribute_changes(a.attributes, b.attributes))
+    both_sides = None if progress is None else (lambda n: progress(2 * n))
+    try:
+        if (not (a.has_errors or b.has_errors) and same_description(a, b)
+                and same_stored_bytes(tf_a, a, tf_b, b, cancelled=cancelled, progress=both_sides)):
+            result.verdict = Verdict.IDENTICAL
+            return result
+        result.reason = _incomparable_reason(a, b)
+        if result.reason:
+            return result
+        result.stats = numeric_stats(tf_a, a, tf_b, b, options, progress, cancelled)
+    except CodecError as exc:
+        result.reason = str(exc)
+        return result
+    result.verdict = _verdict(result.stats, a, b)
+    if result.verdict is Verdict.SAME_CONTENT and not result.changes:
+        result.changes.append("stored bytes differ" if result.stats.bit_identical
+                              else "bit patterns differ (signed zeros or NaN payloads)")
+    return result
+
+
+def iter_pair_diffs(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | None = None, *,
+                    progress: Progress | None = None, cancelled: CancelCheck | None = None) -> Iterator[PairDiff]:
+    """One :class:`PairDiff` per pair or unpaired tensor: A's order, then tensors only in B."""
+    options = options or DiffOptions()
+    pairs = pair_tensors(tf_a, tf_b, find_renames=options.find_renames, cancelled=cancelled)
+    meter = _Meter(sum(_weight(p) for p in pairs if p.a is not None and p.b is not None), progress)
+    for pair in pairs:
+        if pair.a is None or pair.b is None:
+            only = pair.a or pair.b
+            assert only is not None
+            verdict = Verdict.ONLY_A if pair.a is not None else Verdict.ONLY_B
+            yield PairDiff(side(pair.a) if pair.a else None, side(pair.b) if pair.b else None, verdict)
+            continue
+        before = meter.done
+        diff = compare_pair(tf_a, pair.a, tf_b, pair.b, options, renamed=pair.renamed, progress=meter.add,
+                            cancelled=cancelled)
+        meter.add(max(0, before + _weight(pair) - meter.done))  # the rest of this pair's share (skipped or rounded)
+        yield diff
+
+
+def compare_files(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | None = None, *,
+                  progress: Progress | None = None, cancelled: CancelCheck | None = None) -> FileDiff:
+    """Compare two open files or sets (see :func:`iter_pair_diffs`), file attributes included."""
+    result = FileDiff(tf_a.path, tf_b.path, file_kind(tf_a), file_kind(tf_b),
+                      attributes=attribute_changes(tf_a.attributes, tf_b.attributes))
+    result.pairs.extend(iter_pair_diffs(tf_a, tf_b, options, progress=progress, cancelled=cancelled))
+    return result
+

@@ -1,0 +1,103 @@
+"""How two tensors are described and stored, and whether their stored bytes are the same.
+
+The stored-bytes check is the fast path of every comparison: two components with the same description
+whose bytes match hold the same content, whatever their layout or encoding, without decoding anything.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ztviewer.codec.decode import stored_view
+from ztviewer.codec.errors import Cancelled
+from ztviewer.codec.model import Component, Tensor, TensorFile
+
+from .model import TensorSide
+
+CHUNK = 8 << 20
+CancelCheck = Callable[[], bool]
+ByteProgress = Callable[[int], None]
+
+
+def side(tensor: Tensor) -> TensorSide:
+    return TensorSide(tensor.name, tensor.index, tensor.dtype, tuple(tensor.shape), tensor.layout,
+                      tensor.component_encodings(), tensor.stored_nbytes)
+
+
+def _digest_kind(component: Component) -> str:
+    return component.digest.partition(":")[0] if component.digest else "none"
+
+
+def _joined(values: list[str]) -> str:
+    return ", ".join(values) if values else "none"
+
+
+def storage_changes(a: Tensor, b: Tensor) -> list[str]:
+    """What differs in how ``a`` and ``b`` are described and stored, one phrase each (``"dtype float32 →
+    bfloat16"``); empty when nothing does."""
+    changes = []
+    if a.dtype != b.dtype:
+        changes.append(f"dtype {a.dtype} → {b.dtype}")
+    if tuple(a.shape) != tuple(b.shape):
+        changes.append(f"shape {list(a.shape)} → {list(b.shape)}")
+    if a.layout != b.layout:
+        changes.append(f"layout {a.layout} → {b.layout}")
+    elif a.extra_value("packed") != b.extra_value("packed"):
+        changes.append(f"packing {a.extra_value('packed') or 'components'} → {b.extra_value('packed') or 'components'}")
+    ca, cb = a.components, b.components
+    if list(ca) != list(cb) and a.layout == b.layout:
+        changes.append(f"components {_joined(list(ca))} → {_joined(list(cb))}")
+    for label, key in (("encoding", lambda c: c.encoding), ("byte order", lambda c: c.byte_order),
+                       ("checksum", _digest_kind)):
+        va = sorted({key(c) for c in ca.values()})
+        vb = sorted({key(c) for c in cb.values()})
+        if va != vb:
+            changes.append(f"{label} {_joined(va)} → {_joined(vb)}")
+    return changes
+
+
+def same_description(a: Tensor, b: Tensor) -> bool:
+    """Same dtype, shape, layout and components stored alike (roles, encodings, byte orders, lengths)."""
+    if (a.dtype, tuple(a.shape), a.layout, a.extra_value("packed")) != (
+            b.dtype, tuple(b.shape), b.layout, b.extra_value("packed")):
+        return False
+    ca, cb = a.components, b.components
+    if list(ca) != list(cb):
+        return False
+    return all((x.encoding, x.byte_order, x.length) == (y.encoding, y.byte_order, y.length)
+               for x, y in zip(ca.values(), cb.values()))
+
+
+def same_stored_bytes(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, *,
+                      progress: ByteProgress | None = None, cancelled: CancelCheck | None = None) -> bool:
+    """Whether every component of ``a`` has the same stored bytes as ``b``'s (call when
+    :func:`same_description` holds). Stops at the first differing chunk."""
+    for role, ca in a.components.items():
+        cb = b.components[role]
+        if not equal_views(stored_view(tf_a, a, ca), stored_view(tf_b, b, cb), progress, cancelled):
+            return False
+    return True
+
+
+def equal_views(va: memoryview, vb: memoryview, progress: ByteProgress | None = None,
+                cancelled: CancelCheck | None = None, chunk: int = CHUNK) -> bool:
+    """Byte equality of two buffers, chunk by chunk (compared as 64-bit words where the length allows)."""
+    if len(va) != len(vb):
+        return False
+    for start in range(0, len(va), chunk):
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+        stop = min(len(va), start + chunk)
+        if not _equal_chunk(va[start:stop], vb[start:stop]):
+            return False
+        if progress is not None:
+            progress(stop - start)
+    return True
+
+
+def _equal_chunk(a: memoryview, b: memoryview) -> bool:
+    words = len(a) // 8 * 8
+    if words and not np.array_equal(np.frombuffer(a[:words], np.uint64), np.frombuffer(b[:words], np.uint64)):
+        return False
+    return bytes(a[words:]) == bytes(b[words:])

@@ -1,0 +1,197 @@
+"""``ztviewer diff A B``: compare two files or sets (any format) tensor by tensor.
+
+Exit status: 0 when every tensor's content and every attribute is the same (storage may differ), 1 when
+anything differs, 2 on an error (a path that cannot be opened or read, bad arguments).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+WORST_SHOWN = 5
+
+
+def add_diff_command(sub: argparse._SubParsersAction) -> None:
+    diff = sub.add_parser("diff", help="compare two files or sets: what changed, by how much, and where "
+                          "(exit 0 same content, 1 differences, 2 error)")
+    diff.add_argument("a", metavar="A", help="file, folder, index or manifest (the reference)")
+    diff.add_argument("b", metavar="B", help="file, folder, index or manifest to compare with A")
+    diff.add_argument("--json", action="store_true", help="machine-readable output")
+    diff.add_argument("--tolerance", metavar="RTOL,ATOL",
+                      help="call tensors equal when |a - b| <= atol + rtol * |b| everywhere (NaN matches NaN)")
+    diff.add_argument("--only", choices=("changed",), help="list only tensors that differ")
+    diff.add_argument("--no-renames", action="store_true", help="do not pair leftover tensors by content hash")
+    diff.set_defaults(handler=cmd_diff)
+
+
+def _text(value: object) -> str:
+    """A value shown in the text table: control characters escaped so a file cannot drive the terminal."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _open(path: str):
+    import os
+
+    from .codec.multifile import open_path
+
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "no such file", path)
+    tf = open_path(path)
+    if not tf.readable:
+        first = next(iter(tf.problems), None)
+        raise ValueError(f"{path} cannot be read" + (f": {first.describe()}" if first else ""))
+    return tf
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .analysis.diff import DiffOptions, Tolerance, compare_files
+    from .cli_write import _Progress
+    from .codec.errors import CodecError
+
+    try:
+        tolerance = Tolerance.parse(args.tolerance) if args.tolerance else None
+    except ValueError as exc:
+        print(f"ztviewer diff: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    opened = []
+    try:
+        for path in (args.a, args.b):
+            opened.append(_open(path))
+        progress = _Progress()
+        try:
+            result = compare_files(*opened, DiffOptions(tolerance=tolerance, worst=WORST_SHOWN,
+                                                        find_renames=not args.no_renames), progress=progress)
+        finally:
+            progress.close()
+    except (OSError, CodecError, ValueError) as exc:
+        message = f"{exc.strerror or exc}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else exc
+        print(f"ztviewer diff: {_text(message)}", file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        for tf in opened:
+            tf.close()
+    if args.json:
+        json.dump(diff_document(result, args.only == "changed"), sys.stdout, indent=1, ensure_ascii=False)
+        print()
+    else:
+        print_diff(result, args.only == "changed")
+    return EXIT_SAME if result.unchanged else EXIT_DIFFERENT
+
+
+def _number(value: float | None) -> Any:
+    if value is None or math.isfinite(value):
+        return value
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+def _side_json(side) -> dict[str, Any] | None:
+    if side is None:
+        return None
+    return {"name": side.name, "dtype": side.dtype, "shape": list(side.shape), "layout": side.layout,
+            "encodings": list(side.encodings), "stored_bytes": side.stored_bytes}
+
+
+def _attrs_json(changes) -> list[dict[str, Any]]:
+    from .cli import _jsonable
+
+    return [{"key": c.key, "change": c.kind.value, "a": _jsonable(c.a), "b": _jsonable(c.b)} for c in changes]
+
+
+def diff_document(result, only_changed: bool = False) -> dict[str, Any]:
+    """The JSON document printed by ``diff --json``."""
+    from .cli import _jsonable
+
+    tensors = []
+    for pair in result.pairs:
+        if only_changed and pair.unchanged:
+            continue
+        stats = None
+        if pair.stats is not None:
+            stats = {k: _number(v) if isinstance(v, float) else v for k, v in pair.stats.as_dict().items()}
+            stats["worst"] = _jsonable(stats["worst"])
+        tensors.append({"name": pair.name, "verdict": pair.verdict.value, "renamed": pair.renamed,
+                        "a": _side_json(pair.a), "b": _side_json(pair.b), "changes": pair.changes,
+                        "reason": pair.reason, "stats": stats, "attributes": _attrs_json(pair.attributes)})
+    return {"a": {"path": result.path_a, "kind": result.kind_a}, "b": {"path": result.path_b, "kind": result.kind_b},
+            "identical": result.unchanged, "counts": result.counts(), "attributes": _attrs_json(result.attributes),
+            "tensors": tensors}
+
+
+def _g(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.{digits}g}"
+
+
+def _name(pair) -> str:
+    if pair.renamed and pair.a is not None and pair.b is not None:
+        return f"{pair.a.name} → {pair.b.name}"
+    return pair.name
+
+
+def _row(pair) -> list[str]:
+    s = pair.stats
+    notes = list(pair.changes) + ([pair.reason] if pair.reason else [])
+    if pair.renamed:
+        notes.insert(0, "renamed")
+    if pair.attributes:
+        notes.append(f"{len(pair.attributes)} attribute change(s)")
+    if s is None or pair.verdict.value in ("identical bytes", "same content, different storage"):
+        return [pair.verdict.value, _name(pair)] + [""] * 7 + ["; ".join(notes)]
+    if s.nan_mismatch or s.inf_mismatch:
+        notes.append(f"{s.nan_mismatch} NaN, {s.inf_mismatch} Inf mismatches")
+    where = "" if s.max_abs_index is None else "[" + ",".join(map(str, s.max_abs_index)) + "]"
+    return [pair.verdict.value, _name(pair), f"{_g(s.max_abs)} {where}".strip(), _g(s.mean_abs), _g(s.rel_l2),
+            _g(s.cosine, 6), _g(s.snr_db, 4), f"{s.differing:,}/{s.count:,}",
+            "—" if s.max_ulp is None else f"{s.max_ulp:,}", "; ".join(notes)]
+
+
+HEADER = ["verdict", "tensor", "max |Δ| [at]", "mean |Δ|", "rel L2", "cosine", "SNR dB", "differing", "max ULP",
+          "notes"]
+
+
+def _attr_lines(changes, indent: str) -> list[str]:
+    signs = {"added": "+", "removed": "-", "changed": "~"}
+    lines = []
+    for c in changes:
+        if c.kind.value == "changed":
+            shown = f"{json.dumps(c.a, ensure_ascii=False, default=repr)} → {json.dumps(c.b, ensure_ascii=False, default=repr)}"
+        else:
+            shown = json.dumps(c.a if c.b is None else c.b, ensure_ascii=False, default=repr)
+        lines.append(f"{indent}{signs[c.kind.value]} {_text(c.key)}: {_text(shown)}")
+    return lines
+
+
+def print_diff(result, only_changed: bool = False) -> None:
+    print(f"A: {_text(result.path_a)} ({result.kind_a})")
+    print(f"B: {_text(result.path_b)} ({result.kind_b})")
+    if result.kind_a != result.kind_b:
+        print(f"container: {result.kind_a} → {result.kind_b}")
+    shown = [p for p in result.pairs if not (only_changed and p.unchanged)]
+    rows = [HEADER] + [[_text(cell) for cell in _row(p)] for p in shown]
+    used = [i for i in range(len(HEADER)) if i < 2 or any(r[i] for r in rows[1:])]
+    widths = {i: max(len(r[i]) for r in rows) for i in used}
+    if shown:
+        print()
+        for number, r in enumerate(rows):
+            print("  ".join(r[i].ljust(widths[i]) for i in used).rstrip())
+            if number and shown[number - 1].attributes:
+                print("\n".join(_attr_lines(shown[number - 1].attributes, "    attr ")))
+    if result.attributes:
+        print("\nfile attributes:")
+        print("\n".join(_attr_lines(result.attributes, "  ")))
+    counts = {k: v for k, v in result.counts().items() if v}
+    summary = ", ".join(f"{v} {k}" for k, v in counts.items()) or "no tensors"
+    verdict = "same content" if result.unchanged else "differences found"
+    print(f"\n{len(result.pairs)} entries: {summary}; {verdict}")
