@@ -53,3 +53,21 @@ def test_empty_file_is_an_empty_source(tmp_path):
     source = Source(path)
     assert source.size == 0 and source.head(8) == b"" and bytes(source.buffer) == b""
     source.close()
+
+
+def test_drop_pages_keeps_the_bytes_readable(tmp_path):
+    """Giving mapped pages back is advice only: the same bytes read again afterwards, whatever the range."""
+    from ztviewer.codec.source import Source
+
+    path = tmp_path / "pages.bin"
+    data = bytes(range(256)) * 64
+    path.write_bytes(data)
+    with Source(path) as source:
+        source.drop_pages(0, 10)  # not mapped yet: nothing to do
+        assert bytes(source.view(0, len(data))) == data
+        for offset, length in ((1, 5000), (4096, 4096), (0, len(data) + 100), (len(data) - 1, 1)):
+            source.drop_pages(offset, length)
+            assert bytes(source.view(0, len(data))) == data
+    memory = Source.from_bytes(b"abc")
+    memory.drop_pages(0, 3)
+    assert memory.read(0, 3) == b"abc"

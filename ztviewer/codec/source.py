@@ -112,6 +112,21 @@ class Source:
         data = self._pread(offset, length)
         return data if data is not None else bytes(self._mapped()[offset:offset + length])
 
+    def drop_pages(self, offset: int, length: int) -> None:
+        """Give back the mapped pages of a range this process has finished reading (they stay in the page cache,
+        so reading them again costs a fault, not I/O): streaming a file larger than memory through the map then
+        keeps the resident size bounded. A no-op without a map or where ``madvise`` is missing."""
+        mapped = self._map
+        if mapped is None or not hasattr(mapped, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        start = max(0, offset) // mmap.PAGESIZE * mmap.PAGESIZE
+        end = min(self.size, offset + length)
+        if end > start:
+            try:
+                mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+            except (OSError, ValueError):  # advice only: a closed map or a refused range changes nothing
+                pass
+
     def fileno(self) -> int | None:
         """The OS file descriptor of the mapped file (``None`` for in-memory sources); lets writers copy
         unchanged byte ranges in the kernel (``os.copy_file_range``) even after the path was replaced."""

@@ -2,8 +2,9 @@
 
 Chunks of A and B arrive as stored bits (native byte order, the canonical storage dtype: bfloat16 as
 uint16, float8 as uint8, bool as 0/1 bytes) with their flat positions. Each chunk is cut into cache-sized
-blocks computed in float64 (complex128 when either side is complex) into reused buffers; sums use BLAS
-dot products. A block with any NaN or Inf takes a masked path that counts the mismatches and compares the
+blocks computed in float64 (complex128 when either side is complex) into reused buffers; sums of products
+use ``einsum`` (SIMD, no BLAS thread pool: waking OpenBLAS threads costs milliseconds per call on a busy
+machine). A block with any NaN or Inf takes a masked path that counts the mismatches and compares the
 rest. Memory is a few blocks, whatever the tensor size.
 """
 from __future__ import annotations
@@ -114,9 +115,9 @@ class DiffAccumulator:
         self.compared += n
         self.aa += aa
         self.bb += bb
-        self.ab += float(np.vdot(a, b).real)
+        self.ab += _dot(a, b)
         np.abs(d, out=ad)
-        self.dd += float(np.dot(ad, ad))
+        self.dd += _dot(ad, ad)
         i = int(ad.argmax()) if n else 0
         if n and ad[i] > self.max_abs:
             self.max_abs = float(ad[i])
@@ -204,10 +205,17 @@ class DiffAccumulator:
         return stats
 
 
-def _sq(x: np.ndarray) -> float:
-    """Sum of |x|² (float; inf when it overflows)."""
+def _dot(x: np.ndarray, y: np.ndarray) -> float:
+    """Re Σ conj(x)·y (float; inf or nan when it overflows)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return float(np.vdot(x, x).real)
+        if x.dtype.kind == "c":
+            return float(np.einsum("i,i->", x.conj(), y).real)
+        return float(np.einsum("i,i->", x, y))
+
+
+def _sq(x: np.ndarray) -> float:
+    """Σ |x|² (float; inf when it overflows)."""
+    return _dot(x, x)
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:

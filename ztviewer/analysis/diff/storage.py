@@ -73,16 +73,25 @@ def same_stored_bytes(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, 
                       progress: ByteProgress | None = None, cancelled: CancelCheck | None = None) -> bool:
     """Whether every component of ``a`` has the same stored bytes as ``b``'s (call when
     :func:`same_description` holds). Stops at the first differing chunk."""
+    source_a, source_b = tf_a.source_for(a), tf_b.source_for(b)
     for role, ca in a.components.items():
         cb = b.components[role]
-        if not equal_views(stored_view(tf_a, a, ca), stored_view(tf_b, b, cb), progress, cancelled):
+
+        def done(start: int, stop: int, ca: Component = ca, cb: Component = cb) -> None:
+            source_a.drop_pages(ca.offset + start, stop - start)  # keeps the resident size bounded
+            source_b.drop_pages(cb.offset + start, stop - start)
+            if progress is not None:
+                progress(stop - start)
+
+        if not equal_views(stored_view(tf_a, a, ca), stored_view(tf_b, b, cb), done, cancelled):
             return False
     return True
 
 
-def equal_views(va: memoryview, vb: memoryview, progress: ByteProgress | None = None,
+def equal_views(va: memoryview, vb: memoryview, done: Callable[[int, int], None] | None = None,
                 cancelled: CancelCheck | None = None, chunk: int = CHUNK) -> bool:
-    """Byte equality of two buffers, chunk by chunk (compared as 64-bit words where the length allows)."""
+    """Byte equality of two buffers, chunk by chunk (compared as 64-bit words where the length allows);
+    ``done(start, stop)`` after each equal chunk."""
     if len(va) != len(vb):
         return False
     for start in range(0, len(va), chunk):
@@ -91,8 +100,8 @@ def equal_views(va: memoryview, vb: memoryview, progress: ByteProgress | None = 
         stop = min(len(va), start + chunk)
         if not _equal_chunk(va[start:stop], vb[start:stop]):
             return False
-        if progress is not None:
-            progress(stop - start)
+        if done is not None:
+            done(start, stop)
     return True
 
 
