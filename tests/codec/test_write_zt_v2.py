@@ -61,7 +61,7 @@ def test_tags_and_duplicate_encodings_are_refused() -> None:
     with pytest.raises(EditRefused, match="tags"):
         dumps_deterministic({"a": cbor2.CBORTag(1, 0)})
     with pytest.raises(EditRefused, match="encode alike"):
-        dumps_deterministic({1: "int", 1.0: "float", True: "x"} | {float("nan"): 1, -float("nan"): 2})
+        dumps_deterministic({float("nan"): 1, -float("nan"): 2})  # both encode as f9 7e00
 
 
 # -- zt.zstd-seekable/1 ------------------------------------------------------------------------------------

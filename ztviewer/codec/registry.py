@@ -83,8 +83,17 @@ def read_source(source: Source) -> TensorFile:
 
 
 def open_file(path: str | os.PathLike[str]) -> TensorFile:
-    """Open and parse a tensor file (raises ``OSError`` only when the path cannot be opened)."""
-    return read_source(Source(path))
+    """Open and parse a tensor file (raises ``OSError`` only when the path cannot be opened).
+
+    A zTensor v2 save interrupted mid-append is repaired first (see :mod:`.writers.zt_v2_append`); the
+    warning saying what happened is the file's first problem."""
+    from .writers.zt_v2_append import recover
+
+    repaired = recover(path)
+    tf = read_source(Source(path))
+    if repaired is not None:
+        tf.problems.insert(0, repaired)
+    return tf
 
 
 def _unknown_format_error(source: Source, head: bytes) -> UnknownFormat:

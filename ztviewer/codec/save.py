@@ -25,6 +25,7 @@ from .model import TensorFile
 from .registry import open_file
 from .writers import build_plan, write_plan
 from .writers.output import CancelCheck, Output, ProgressCallback
+from .writers.zt_v2_append import append_generation, drop_stale_journal, why_not_appendable
 
 TMP_MARKER = ".ztviewer-tmp-"
 
@@ -100,19 +101,29 @@ def _fsync_directory(directory: str) -> None:
 
 
 def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
-         progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None) -> SaveResult:
+         progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,
+         compact: bool = False) -> SaveResult:
     """Write the document (its edits applied) in its target format to ``path`` (default: in place).
 
     The whole document is checked against the target first (:class:`UnsupportedConversion` names what
     cannot be held); unchanged blobs are copied byte for byte with their digests; progress is reported as
     ``progress(done, total)`` and ``cancelled()`` is polled between chunks (:class:`Cancelled`).
+
+    Metadata edits of a zTensor v2 file saved over itself become an appended generation (only the new
+    manifest is written, journaled against crashes); ``compact=True`` rewrites it as a fresh canonical file.
     """
     target = os.fspath(path) if path is not None else doc.original.path
     if not target or target.startswith("<"):
         raise EditRefused("the document has no file name; give a path to save to", rule="save target")
+    if not compact and why_not_appendable(doc, target) is None:
+        size = append_generation(doc, target, cancelled)
+        if progress is not None:
+            progress(size, size)
+        return SaveResult(os.path.realpath(target), size, doc.target.key)
     plan = build_plan(doc)
     size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,
                         release=lambda: release_sources_of(doc.original, target))
+    drop_stale_journal(target)
     return SaveResult(os.path.realpath(target), size, doc.target.key)
 
 
