@@ -103,3 +103,18 @@ def test_safetensors_against_every_zt_generation(capsys):
         assert "13 identical bytes" in capsys.readouterr().out
     big = CORPUS / "zt_v0.1" / "ztensor-0.1.4-rust" / "zstd_crc32c.zt"
     assert main(["diff", str(big), str(big), "--only", "changed"]) == 0
+
+
+@needs_corpus
+def test_hostile_files_never_crash(capsys):
+    """Every malformed file against itself and against a sound file: an answer, never an internal error."""
+    from _corpus import hostile_entries
+
+    sound = CORPUS / "zt_v1.0" / "ztensor-1.0.1" / "dtypes_2d.zt"
+    for entry in hostile_entries():
+        path = CORPUS / "hostile" / entry["file"]
+        for args in ([path, path], [path, sound], [sound, path]):
+            code = main(["diff", *map(str, args)])
+            captured = capsys.readouterr()
+            assert code in (0, 1, 2), (entry["file"], code)
+            assert "internal error" not in captured.err and "Traceback" not in captured.err, entry["file"]
