@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# This run's own single-instance socket: launches made by tests (and their child processes) never hand files to a
+# ztviewer window the user has open, and a launch by the user never reaches a window a test opened.
+os.environ["ZTVIEWER_INSTANCE_NAME"] = f"ztviewer-tests-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _corpus import CORPUS, corpus_available  # noqa: E402

@@ -18,7 +18,13 @@ from PySide6.QtWidgets import QApplication
 from window_helpers import open_in_window
 from ztviewer import desktop
 from ztviewer.gui.app import bring_forward
-from ztviewer.gui.single_instance import FileOpenEventFilter, InstanceServer, forward_to_running_instance
+from ztviewer.gui import single_instance
+from ztviewer.gui.single_instance import (
+    FileOpenEventFilter,
+    InstanceServer,
+    forward_to_running_instance,
+    server_name,
+)
 
 
 @pytest.fixture
@@ -39,9 +45,9 @@ def instance_name(monkeypatch):
 
 
 def _env(**extra) -> dict:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", **extra)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env.pop("ZTVIEWER_NEW_INSTANCE", None)
-    return env
+    return {**env, **extra}
 
 
 def test_second_launch_opens_its_file_in_the_first_process(qtbot, window, two_files, instance_name):
@@ -101,3 +107,63 @@ def test_desktop_entry_exec_line_opens_the_file(tmp_path, two_files):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert f"title='{Path(two_files[0]).name} — ztviewer'" in proc.stdout
+
+
+def _users_environment() -> dict:
+    """The environment of a launch by the user: no test override of the socket name."""
+    env = dict(os.environ)
+    env.pop("ZTVIEWER_INSTANCE_NAME", None)
+    return env
+
+
+def test_the_socket_is_keyed_by_user_and_display():
+    base = {"USER": "ada", "DISPLAY": ":0"}
+    assert server_name(base) == server_name({**base, "DISPLAY": ":0.0"})  # the screen number does not matter
+    assert server_name(base) != server_name({**base, "DISPLAY": ":1"})
+    assert server_name(base) != server_name({**base, "WAYLAND_DISPLAY": "wayland-0"})
+    assert server_name(base) != server_name({**base, "DISPLAY": "remote:0"})
+    headless = {"USER": "ada"}
+    assert server_name({**headless, "XDG_SESSION_ID": "3"}) != server_name({**headless, "XDG_SESSION_ID": "4"})
+    assert server_name({**headless, "SECURITYSESSIONID": "a1"}) != server_name({**headless, "SECURITYSESSIONID": "b2"})
+    assert server_name({**base, "ZTVIEWER_INSTANCE_NAME": "mine"}) == "mine"
+    assert server_name(base).startswith("ztviewer-") and "ada" not in server_name(base)
+
+
+def test_the_windows_session_counts_where_there_is_one(monkeypatch):
+    class Kernel32:
+        @staticmethod
+        def ProcessIdToSessionId(pid, out):  # noqa: N802 (the Windows API's name)
+            out._obj.value = 2
+            return 1
+
+    class WinDLL:
+        kernel32 = Kernel32()
+
+    headless = {"USER": "ada"}
+    plain = server_name(headless)
+    monkeypatch.setattr(single_instance.ctypes, "windll", WinDLL(), raising=False)
+    assert single_instance.session_key(headless) == "windows-session=2"
+    assert server_name(headless) != plain
+
+
+def test_tests_never_reach_a_window_the_user_has_open(qtbot, window, two_files):
+    """A window the user opened (default socket name) gets nothing from a launch a test makes: the test's
+    launch opens its own window."""
+    users_name = server_name(_users_environment())
+    assert server_name() != users_name  # tests/conftest.py gave this run its own name
+    users_window = InstanceServer(users_name, parent=window)
+    # when the user does have a window open the socket is taken; the launch must still open its own window
+    listening = users_window._server.listen(users_name)
+    received = []
+    users_window.files_requested.connect(received.append)
+    try:
+        launcher = subprocess.Popen([sys.executable, "-m", "ztviewer", str(two_files[0])],
+                                    env=_env(ZTVIEWER_SMOKE_TEST="1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        qtbot.waitUntil(lambda: launcher.poll() is not None, timeout=60_000)
+        out = launcher.stdout.read().decode()
+        assert launcher.returncode == 0, launcher.stderr.read().decode()
+        assert f"title='{Path(two_files[0]).name} — ztviewer'" in out
+        qtbot.wait(50)
+        assert received == [] or not listening
+    finally:
+        users_window.close()

@@ -1,14 +1,20 @@
-"""One running ztviewer per user: a second launch hands its files to the first over a local socket.
+"""One running ztviewer per user and display: a second launch hands its files to the first over a local socket.
+
+The socket's name is keyed by the user *and* the display or login session (see :func:`session_key`), so another
+seat, a remote session or a nested display of the same user gets its own window instead of feeding files to a
+window it cannot see; tests give every run its own name (``ZTVIEWER_INSTANCE_NAME``).
 
 Also turns macOS ``QFileOpenEvent`` (documents double-clicked in Finder arrive as events, not argv) into
 the same "open these files" request.
 """
 from __future__ import annotations
 
+import ctypes
 import getpass
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
@@ -17,13 +23,54 @@ CONNECT_TIMEOUT_MS = 300
 WRITE_TIMEOUT_MS = 1000
 
 
-def server_name() -> str:
-    """Per-user name of the local socket (``ZTVIEWER_INSTANCE_NAME`` overrides it, e.g. in tests)."""
-    override = os.environ.get("ZTVIEWER_INSTANCE_NAME")
+def server_name(environ: Mapping[str, str] | None = None) -> str:
+    """Name of the local socket for this user and display/session (``ZTVIEWER_INSTANCE_NAME`` overrides it)."""
+    environ = os.environ if environ is None else environ
+    override = environ.get("ZTVIEWER_INSTANCE_NAME")
     if override:
         return override
-    user = hashlib.sha1(getpass.getuser().encode()).hexdigest()[:12]
-    return f"ztviewer-{user}"
+    key = f"{_user_name(environ)}\0{session_key(environ)}"
+    return f"ztviewer-{hashlib.sha1(key.encode()).hexdigest()[:16]}"
+
+
+def session_key(environ: Mapping[str, str]) -> str:
+    """What tells this user's screens and login sessions apart.
+
+    The display when there is one (``WAYLAND_DISPLAY``, ``DISPLAY`` without its screen number: a terminal and a
+    double-click in the same desktop agree on it), else the login session: ``XDG_SESSION_ID`` (Linux),
+    ``SECURITYSESSIONID`` (macOS), the Windows session id.
+    """
+    parts = []
+    if environ.get("WAYLAND_DISPLAY"):
+        parts.append("wayland=" + environ["WAYLAND_DISPLAY"])
+    if environ.get("DISPLAY"):
+        display = environ["DISPLAY"]
+        host, _, number = display.rpartition(":")
+        parts.append(f"x11={host}:{number.split('.')[0]}" if number else "x11=" + display)
+    if parts:
+        return ";".join(parts)
+    for variable in ("XDG_SESSION_ID", "SECURITYSESSIONID"):
+        if environ.get(variable):
+            return f"{variable}={environ[variable]}"
+    windows = _windows_session_id()
+    return "" if windows is None else f"windows-session={windows}"
+
+
+def _windows_session_id() -> int | None:
+    """The Terminal Services session of this process where the system has one (Windows), else ``None``."""
+    windll = getattr(ctypes, "windll", None)
+    if windll is None:
+        return None
+    session = ctypes.c_ulong(0)
+    ok = windll.kernel32.ProcessIdToSessionId(os.getpid(), ctypes.byref(session))
+    return int(session.value) if ok else None
+
+
+def _user_name(environ: Mapping[str, str]) -> str:
+    try:
+        return getpass.getuser()
+    except (ImportError, KeyError, OSError):  # no login name in the environment and no password database
+        return environ.get("USERNAME") or environ.get("USER") or "user"
 
 
 def forward_to_running_instance(paths: list[str], name: str | None = None) -> bool:
