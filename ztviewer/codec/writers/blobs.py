@@ -121,6 +121,25 @@ class MemoryBlob(BlobData):
             yield self.data[start:start + CHUNK]
 
 
+class WidenedBlob(BlobData):
+    """Another component's elements cast to a wider integer dtype, chunk by chunk (zTensor v2 ``u32`` sparse
+    indices written where only ``u64`` indices exist)."""
+
+    def __init__(self, inner: BlobData, source_dtype: str, dtype: str) -> None:
+        self.inner = inner
+        self.source = DTYPES[source_dtype].storage_dtype
+        self.target = DTYPES[dtype].storage_dtype
+        self.itemsize = self.target.itemsize
+
+    def decoded_length(self) -> int | None:
+        inner = self.inner.decoded_length()
+        return None if inner is None else inner // self.source.itemsize * self.itemsize
+
+    def iter_decoded(self, out: Output) -> Iterator[Buffer]:
+        for part in self.inner.iter_decoded(out):
+            yield np.frombuffer(part, dtype=self.source).astype(self.target).tobytes()
+
+
 class _Hasher:
     def __init__(self, algorithm: str | None) -> None:
         self.algorithm = algorithm

@@ -16,7 +16,7 @@ from ..dtypes import DTYPES, ZT_LOGICAL_TYPES
 from ..errors import CodecError, EditRefused, UnsupportedConversion
 from ..model import Component, Problem, Tensor, TensorFile
 from . import targets as rules
-from .blobs import KEEP, BlobData, FileBlob, MemoryBlob
+from .blobs import KEEP, BlobData, FileBlob, MemoryBlob, WidenedBlob
 from .document import DocComponent, DocTensor, EditableDocument
 
 SPARSE = ("sparse_csr", "sparse_coo")
@@ -132,7 +132,7 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
     base = min((c.offset for c in o.components.values()), default=0)
     key = (base, 1, index, 0)
     route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
-        t.key, layout, bool(o.extra.get("packed")))
+        t.key, layout, bool(o.extra.get("packed")), tf.format == "zt-v2")
     if route == "densify":
         comps = {"data": _component(t, dt, "data", logical(o), _dense_blob(tf, o), key, _first(dt))}
         layout, ranks = "dense", None
@@ -142,7 +142,7 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
         comps = _unpack_crate(tf, t, dt, key)
     else:
         raise _layout_refusal(t, dt, layout)
-    _check_layout(t, dt, layout, comps)
+    _check_layout(t, dt, layout, comps, tf.format == "zt-v2")
     if t.key == "zt-v2" and layout in SPARSE and tf.variant != "v2":
         _check_v2_sparse(tf, dt)
     known = layout in SPARSE + ("dense", "tensor_train")
@@ -161,12 +161,17 @@ def _replaced_digest(problem: Problem, dt: DocTensor) -> bool:
     return dc is not None and dc.digest != KEEP
 
 
-def _route(target_key: str, layout: str, packed: bool) -> str | None:
+def _route(target_key: str, layout: str, packed: bool, from_v2: bool = False) -> str | None:
     """How a layout reaches a target: ``copy`` its components, ``unpack`` the v0.1 crate's packed sparse
-    blob, or ``None`` (refused)."""
+    blob, or ``None`` (refused). zTensor v2 layout profiles (``zt.quant_group/1``, vendor ids …) go from v2 to
+    v2 structurally and nowhere else."""
     zt1 = target_key in ("zt-v1.0", "zt-objects")
     if target_key == "zt-v2":
-        return "copy" if layout in ("dense", *SPARSE) and not packed else "unpack" if layout in SPARSE else None
+        if layout in ("dense", *SPARSE):
+            return "unpack" if packed else "copy"
+        return "copy" if from_v2 else None
+    if "/" in layout:
+        return None
     if layout == "dense":
         return "copy"
     if layout in SPARSE:
@@ -216,8 +221,11 @@ def _check_v2_sparse(tf: TensorFile, dt: DocTensor) -> None:
                       "(densify=True) or convert to zTensor v1.0", dt.name)
 
 
-def _check_layout(t: rules.Target, dt: DocTensor, layout: str, comps: dict[str, PlannedComponent]) -> None:
+def _check_layout(t: rules.Target, dt: DocTensor, layout: str, comps: dict[str, PlannedComponent],
+                  from_v2: bool = False) -> None:
     o = dt.original
+    if t.key == "zt-v2" and from_v2:
+        return  # v2 parts keep their own dtype / type fields
     if layout != "dense" and t.key in ("safetensors",):
         raise _layout_refusal(t, dt, layout)
     if t.key == "blz" and (layout != "tensor_train" or o.dtype not in t.dtypes):
@@ -285,8 +293,11 @@ def _file_components(tf: TensorFile, t: rules.Target, dt: DocTensor, index: int,
     out = {}
     for role, c in o.components.items():
         key = (c.offset, int(c.length > 0), index, ROLE_ORDER.get(role, 3), _core_index(role), role)
-        out[role] = _component(t, dt, role, _component_dtype(o, c, layout), FileBlob(tf, o, c), key,
-                               dt.components.get(role))
+        data: BlobData = FileBlob(tf, o, c)
+        dtype = _component_dtype(o, c, layout)
+        if dtype == "uint64" and c.dtype not in (None, "uint64") and t.key != "zt-v2":
+            data = WidenedBlob(data, c.dtype, dtype)  # v2 u32 sparse indices into a format with u64 only
+        out[role] = _component(t, dt, role, dtype, data, key, dt.components.get(role))
     return out
 
 

@@ -70,7 +70,8 @@ TARGETS: dict[str, Target] = {t.key: t for t in (
     Target("zt-v2", "zTensor v2", "any", True, frozenset(), _ZT, frozenset({"xxh3", "sha256"}),
            frozenset(v2.V2_TYPES), "convert to zTensor v1.0 instead"),
 )}
-ALIASES = {"v2": "zt-v2", "zt2": "zt-v2", "zt": "zt-v1.0", "zt-v1": "zt-v1.0", "v1.0": "zt-v1.0", "zt1": "zt-v1.0", "st": "safetensors",
+ALIASES = {"v2": "zt-v2", "zt2": "zt-v2",
+           "zt": "zt-v1.0", "zt-v1": "zt-v1.0", "v1.0": "zt-v1.0", "zt1": "zt-v1.0", "st": "safetensors",
            "v0.1": "zt-v0.1", "objects": "zt-objects", "v1.x-objects": "zt-objects"}
 
 
@@ -86,11 +87,13 @@ def target(key: str) -> Target:
 def target_of(tf: TensorFile) -> Target:
     """The format a file is saved back in when it is edited in place."""
     if tf.format == "zt":
-        key = {"v0.1": "zt-v0.1", "v1.0": "zt-v1.0", "v1.x-objects": "zt-objects", "v2": "zt-v2"}.get(tf.variant)
+        key = {"v0.1": "zt-v0.1", "v1.0": "zt-v1.0", "v1.x-objects": "zt-objects"}.get(tf.variant)
         if key is not None:
             return TARGETS[key]
     elif tf.format in ("safetensors", "blz"):
         return TARGETS[tf.format]
+    elif tf.format == "zt-v2" and tf.variant == "v2":
+        return TARGETS["zt-v2"]
     raise EditRefused(f"{tf.format} {tf.variant} files cannot be written back (read-only format); "
                       "convert them to zTensor v1.0 or safetensors", rule="writable formats")
 

@@ -54,7 +54,7 @@ class _Blob:
 
     written: WrittenPart
     data: BlobData
-    xxh3: str
+    xxh3: str | None    # hex digests of the decoded bytes, where known
     sha256: str | None
 
 
@@ -80,8 +80,23 @@ def digest_algorithm(component: PlannedComponent) -> str | None:
 
 
 def _is_v2(component: PlannedComponent) -> bool:
+    return v2_part(component) is not None
+
+
+def v2_part(component: PlannedComponent) -> dict[str, Any] | None:
+    """The ``dtype`` / ``type`` fields of a part copied from a zTensor v2 file (they pass through as they are,
+    u32 indices and logical types ztviewer cannot decode included); ``None`` for other sources."""
     data = component.data
-    return isinstance(data, FileBlob) and data.tf.format == "zt" and data.tf.variant == "v2"
+    if not isinstance(data, FileBlob) or data.tf.format != "zt-v2":
+        return None
+    extra = data.component.extra or {}
+    dtype = extra.get("dtype")
+    if not isinstance(dtype, str):
+        return None
+    fields: dict[str, Any] = {"dtype": dtype}
+    if isinstance(extra.get("type"), str):
+        fields["type"] = extra["type"]
+    return fields
 
 
 class ZtV2Writer(PhasedWriter):
@@ -105,6 +120,7 @@ class ZtV2Writer(PhasedWriter):
         rules.check_alignment(self.alignment)
         self.parts: dict[tuple[str, str], WrittenPart] = {}
         self._blobs: dict[tuple[str, int, str | None, int | None], list[_Blob]] = {}
+        self._ranges: dict[tuple[Any, ...], _Blob] = {}
 
     def order(self) -> list[tuple[PlannedTensor, PlannedComponent]]:
         """Blob order of canonical form: bytewise ``(object name, part name)``."""
@@ -143,11 +159,54 @@ class ZtV2Writer(PhasedWriter):
 
     def add_part(self, tensor: PlannedTensor, component: PlannedComponent) -> WrittenPart:
         self._expect(f"add part {tensor.name}.{component.role}", Phase.BLOBS)
+        encoding = ENCODING_ID if component.encoding != "raw" else None
+        algorithm = digest_algorithm(component)
+        stored = component.data.stored()
+        range_key = None if stored is None else (id(stored.source), stored.offset, stored.length, stored.encoding,
+                                                 encoding, component.level, algorithm)
+        blob = self._ranges.get(range_key) if range_key is not None else None  # tied in the source file too
+        if blob is None:
+            copied = self._copy_stored(component, encoding, algorithm)
+            blob = copied if copied is not None else self._write_decoded(tensor, component, encoding, algorithm)
+            if range_key is not None:
+                self._ranges[range_key] = blob
+        w = blob.written
+        digest = None if algorithm is None else f"{algorithm}:{blob.xxh3 if algorithm == 'xxh3' else blob.sha256}"
+        part = WrittenPart(w.offset, w.length, w.encoding, w.decoded_length, digest)
+        self.parts[(tensor.name, component.role)] = part
+        return part
+
+    def _copy_stored(self, component: PlannedComponent, encoding: str | None, algorithm: str | None) -> _Blob | None:
+        """A v2 part whose stored bytes can go out unchanged (same encoding, a digest of the wanted algorithm
+        over its decoded bytes): copied in the kernel, never decoded; ``None`` when it cannot be."""
+        stored = component.data.stored()
+        if stored is None or component.reencode or not _is_v2(component) or algorithm is None:
+            return None
+        kept = stored.digest
+        decoded = component.data.decoded_length()
+        if stored.encoding != (encoding or "raw") or decoded is None or not isinstance(kept, str) or \
+                not kept.startswith(f"{algorithm}:"):
+            return None
+        value = kept.partition(":")[2]
+        xxh3, sha256 = (value, None) if algorithm == "xxh3" else (None, value)
+        key = (kept if xxh3 is None else xxh3, decoded, encoding, None)
+        for blob in self._blobs.get(key, ()):
+            if same_content(blob.data, component.data, self.out):
+                return blob
+        self.out.pad_to(self.alignment)
+        offset = self.out.pos
+        self.out.copy_range(stored.source, stored.offset, stored.length)
+        blob = _Blob(WrittenPart(offset, stored.length, encoding, decoded, kept), component.data, xxh3, sha256)
+        self._blobs.setdefault(key, []).append(blob)
+        return blob
+
+    def _write_decoded(self, tensor: PlannedTensor, component: PlannedComponent, encoding: str | None,
+                       algorithm: str | None) -> _Blob:
+        """Stream the decoded bytes out (raw or through the seekable encoder), hashing them; a blob identical
+        to an earlier one is cut off again and the earlier one shared."""
         before = self.out.pos
         self.out.pad_to(self.alignment)
         offset = self.out.pos
-        encoding = ENCODING_ID if component.encoding != "raw" else None
-        algorithm = digest_algorithm(component)
         xxh = xxhash.xxh3_64()
         sha = hashlib.sha256() if algorithm == "sha256" else None
         decoded = 0
@@ -171,16 +230,14 @@ class ZtV2Writer(PhasedWriter):
                              component=component.role)
         xxh3 = f"{xxh.intdigest():016x}"
         sha256 = sha.hexdigest() if sha is not None else None
-        digest = f"xxh3:{xxh3}" if algorithm == "xxh3" else f"sha256:{sha256}" if sha256 is not None else None
         key = (xxh3, decoded, encoding, component.level if encoding is not None else None)
         shared = self._share(key, component.data, before)
         if shared is not None:
-            part = WrittenPart(shared.written.offset, shared.written.length, encoding, decoded, digest)
-        else:
-            part = WrittenPart(offset, self.out.pos - offset, encoding, decoded, digest)
-            self._blobs.setdefault(key, []).append(_Blob(part, component.data, xxh3, sha256))
-        self.parts[(tensor.name, component.role)] = part
-        return part
+            return _Blob(shared.written, shared.data, xxh3, sha256 or shared.sha256)
+        blob = _Blob(WrittenPart(offset, self.out.pos - offset, encoding, decoded, None), component.data, xxh3,
+                     sha256)
+        self._blobs.setdefault(key, []).append(blob)
+        return blob
 
     def _share(self, key: tuple[str, int, str | None, int | None], data: BlobData, before: int) -> _Blob | None:
         """An earlier blob with the same content; the duplicate just written is cut off (output back at
@@ -226,10 +283,10 @@ class ZtV2Writer(PhasedWriter):
 
     def _part(self, t: PlannedTensor, c: PlannedComponent) -> dict[str, Any]:
         written = self.parts[(t.name, c.role)]
-        dtype, logical = rules.v2_type(c.dtype or t.dtype, f" (tensor {t.name!r}, part {c.role!r})")
-        part: dict[str, Any] = {"dtype": dtype}
-        if logical is not None:
-            part["type"] = logical
+        part = v2_part(c)
+        if part is None:
+            dtype, logical = rules.v2_type(c.dtype or t.dtype, f" (tensor {t.name!r}, part {c.role!r})")
+            part = {"dtype": dtype} if logical is None else {"dtype": dtype, "type": logical}
         part["blob"] = [written.offset, written.length]
         if written.encoding is not None:
             part["encoding"] = written.encoding

@@ -195,7 +195,7 @@ def next_manifest(doc: EditableDocument) -> bytes:
 def inherited_alignment(tf: TensorFile) -> int:
     """The placement the file already uses, read from its offsets (as ztensor's own append does): the largest
     power of two dividing every local blob offset and the manifest's, between 4096 and 65536."""
-    common = tf.extra["footer"].manifest_offset
+    common = int(tf.extra["footer"].manifest_offset)
     for tensor in tf.tensors:
         for component in tensor.components.values():
             if "shard" not in component.extra and component.offset > 0:

@@ -32,7 +32,7 @@ V2_TYPES: dict[str, tuple[str, str | None]] = {
     "bool": ("u8", "bool"),
     "float8_e4m3fn": ("u8", "f8_e4m3fn"), "float8_e5m2": ("u8", "f8_e5m2"),
     "float8_e4m3fnuz": ("u8", "f8_e4m3fnuz"), "float8_e5m2fnuz": ("u8", "f8_e5m2fnuz"),
-    "float8_e8m0": ("u8", "f8_e8m0"), "float4_e2m1": ("u8", "f4_e2m1"),
+    "float8_e8m0fnu": ("u8", "f8_e8m0"), "float4_e2m1fn": ("u8", "f4_e2m1"),
     "complex64": ("f32", "complex64"), "complex128": ("f64", "complex128"),
 }
 #: v2 logical type → its required storage dtype
