@@ -1,4 +1,4 @@
-"""Regenerate the bundled demo files in resources/samples/ (deterministic: fixed seeds).
+"""Regenerate the bundled demo files in ztviewer/resources/samples/ (deterministic: fixed seeds).
 
     python scripts/make_samples.py
 
@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from ztviewer.codec.writers.arrays import SparseArray, TensorTrainArray, save_arrays  # noqa: E402
 
-OUT = ROOT / "resources" / "samples"
+OUT = ROOT / "ztviewer" / "resources" / "samples"
 
 
 def bfloat16_bits(values: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import pytest
 
 from _corpus import CORPUS, corpus_available
 from ztviewer import desktop
-from ztviewer.paths import LINUX_PACKAGING
+from ztviewer.paths import LINUX_DESKTOP
 
 needs_tools = pytest.mark.skipif(
     not all(shutil.which(t) for t in ("xdg-mime", "update-mime-database")),
@@ -21,7 +21,7 @@ needs_tools = pytest.mark.skipif(
 
 @pytest.mark.skipif(not shutil.which("desktop-file-validate"), reason="desktop-file-utils not installed")
 def test_desktop_entry_validates():
-    proc = subprocess.run(["desktop-file-validate", str(LINUX_PACKAGING / "ztviewer.desktop")],
+    proc = subprocess.run(["desktop-file-validate", str(LINUX_DESKTOP / "ztviewer.desktop")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "error" not in proc.stdout

@@ -7,9 +7,9 @@ import plistlib
 import re
 
 from ztviewer import __version__
-from ztviewer.paths import LINUX_PACKAGING
+from ztviewer.paths import LINUX_DESKTOP
 
-PACKAGING = LINUX_PACKAGING.parent
+PACKAGING = LINUX_DESKTOP.parents[2] / "packaging"
 EXTENSIONS = {"zt", "safetensors", "blz"}
 
 

@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from ztviewer.paths import LINUX_PACKAGING
+from ztviewer.paths import LINUX_DESKTOP
 
-SCRIPT = LINUX_PACKAGING.parent / "pyinstaller" / "build_and_smoke.sh"
+SCRIPT = LINUX_DESKTOP.parents[2] / "packaging" / "pyinstaller" / "build_and_smoke.sh"
 
 
 @pytest.mark.slow

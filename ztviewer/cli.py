@@ -11,6 +11,7 @@ from . import __version__
 
 COMMANDS = ("info", "check", "export", "convert", "edit", "diff")
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 
 
 class UsageError(Exception):
@@ -18,7 +19,15 @@ class UsageError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ztviewer", description="Inspect, check and convert tensor files.")
+    from .launch import WINDOW_OPTIONS, WINDOW_USAGE
+
+    window = "\n".join(f"  {flag:<22}{text}" for flag, text in WINDOW_OPTIONS)
+    parser = argparse.ArgumentParser(
+        prog="ztviewer", formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage=f"{WINDOW_USAGE}\n       ztviewer COMMAND [ARGS…]   (info, check, export, convert, edit, diff)",
+        description="Inspect, check, convert and edit tensor files: in a window (ztviewer FILE…) or with commands.",
+        epilog=f"window options (ztviewer [FILE…] …):\n{window}\n\n"
+               "ztviewer COMMAND --help describes each command.")
     parser.add_argument("--version", action="version", version=f"ztviewer {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -219,7 +228,11 @@ def run_command(argv: Sequence[str]) -> int:
     if handler is None:
         handler = args.handler
     try:
-        return handler(args)
+        code: int = handler(args)
+        sys.stdout.flush()  # a reader that stopped early (… | head) fails here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
     except UsageError as exc:
         print(f"ztviewer {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -234,6 +247,19 @@ def run_command(argv: Sequence[str]) -> int:
             raise
         print(f"internal error (please report): {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``ztviewer info big.zt | head``): stop quietly, as Unix tools do.
+
+    Python's recipe: point stdout at devnull so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,10 @@
 """User-level desktop integration on Linux: MIME types, .desktop entry, icons, default handler.
 
 ``ztviewer --install-desktop`` / ``--uninstall-desktop`` and ``packaging/linux/install.sh`` all land here.
-Everything goes under ``$XDG_DATA_HOME`` (default ``~/.local/share``); nothing needs root.
+Files go under ``$XDG_DATA_HOME`` (default ``~/.local/share``), default handlers in ``$XDG_CONFIG_HOME/mimeapps.list``;
+nothing needs root. The entry runs the interpreter running this, which has ztviewer; an install that would leave
+an entry that cannot start (ztviewer reached only through ``PYTHONPATH``, resources missing) is refused before
+anything is written, and a failure half-way removes what was written.
 """
 from __future__ import annotations
 
@@ -11,24 +14,61 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .paths import ICONS, LINUX_PACKAGING
+from .file_types import MIME_TYPES
+from .paths import ICONS, LINUX_DESKTOP
 
 DESKTOP_ID = "ztviewer.desktop"
 MIME_XML = "ztviewer-mime.xml"
-MIME_TYPES = ("application/x-ztensor", "application/x-safetensors", "application/x-blz-tensor-train")
 PNG_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
+MIMEAPPS_SECTIONS = ("[Default Applications]", "[Added Associations]")
+_RUNNABLE = ("import importlib.util as u, sys; "
+             "sys.exit(0 if all(u.find_spec(m) for m in ('ztviewer', 'PySide6', 'pyqtgraph')) else 1)")
+
+
+class DesktopError(Exception):
+    """The desktop integration cannot be installed as asked; the message says why and what to do."""
 
 
 def data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
 
 
-def _exec_command() -> str:
-    """The command the .desktop entry runs: the installed console script if there is one, else this Python."""
-    script = shutil.which("ztviewer")
-    if script:
-        return script
-    return f"{sys.executable} -m ztviewer"
+def config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def exec_command() -> tuple[str, str]:
+    """The command line the entry runs and the program it starts: this interpreter's own ``ztviewer`` script (a
+    venv or pipx install), else ``<this python> -m ztviewer``; a frozen app runs itself. Paths with spaces are
+    quoted in the command line (Desktop Entry spec)."""
+    if getattr(sys, "frozen", False):
+        return _quoted(sys.executable), sys.executable
+    if not _has_ztviewer(sys.executable):
+        raise DesktopError(
+            f"{sys.executable} cannot start ztviewer on its own (it reaches ztviewer only through PYTHONPATH, or "
+            "lacks PySide6/pyqtgraph): the menu entry would not start. Install ztviewer for that interpreter "
+            "(pipx install ztviewer, or pip install into a venv), then run: ztviewer --install-desktop")
+    script = Path(sys.executable).with_name("ztviewer")
+    if script.is_file() and os.access(script, os.X_OK):
+        return _quoted(str(script)), str(script)
+    return f"{_quoted(sys.executable)} -m ztviewer", sys.executable
+
+
+def _has_ztviewer(python: str) -> bool:
+    """Whether ``python`` imports ztviewer and its GUI libraries without this process's PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    try:
+        done = subprocess.run([python, "-c", _RUNNABLE], env=env, cwd=Path.home() if Path.home().is_dir() else "/",
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _quoted(path: str) -> str:
+    if not any(c in path for c in ' \t\n"\'\\><~|&;$*?#()`'):
+        return path
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`").replace("$", "\\$") + '"'
 
 
 def _run(*cmd: str) -> None:
@@ -36,55 +76,118 @@ def _run(*cmd: str) -> None:
         subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def _sources() -> dict[str, Path]:
+    """What install copies, by relative destination; raises :class:`DesktopError` naming anything missing."""
+    sources = {f"mime/packages/{MIME_XML}": LINUX_DESKTOP / MIME_XML,
+               f"applications/{DESKTOP_ID}": LINUX_DESKTOP / DESKTOP_ID,
+               "icons/hicolor/scalable/apps/ztviewer.svg": ICONS / "ztviewer.svg"}
+    for size in PNG_SIZES:
+        sources[f"icons/hicolor/{size}x{size}/apps/ztviewer.png"] = ICONS / f"ztviewer-{size}.png"
+    missing = [str(p) for p in sources.values() if not p.is_file()]
+    if missing:
+        raise DesktopError(f"this ztviewer installation lacks its desktop files ({', '.join(missing)}); "
+                           "reinstall it (pip install --force-reinstall ztviewer)")
+    return sources
+
+
 def _installed_paths(home: Path) -> list[Path]:
-    paths = [home / "mime" / "packages" / MIME_XML, home / "applications" / DESKTOP_ID,
-             home / "icons" / "hicolor" / "scalable" / "apps" / "ztviewer.svg"]
-    paths += [home / "icons" / "hicolor" / f"{s}x{s}" / "apps" / "ztviewer.png" for s in PNG_SIZES]
-    return paths
+    return [home / relative for relative in _destinations()]
+
+
+def _destinations() -> list[str]:
+    return ([f"mime/packages/{MIME_XML}", f"applications/{DESKTOP_ID}", "icons/hicolor/scalable/apps/ztviewer.svg"]
+            + [f"icons/hicolor/{s}x{s}/apps/ztviewer.png" for s in PNG_SIZES])
 
 
 def install(home: Path | None = None) -> list[Path]:
     """Install MIME types, the desktop entry and icons; make ztviewer the default for its types."""
     home = home or data_home()
-    mime_dir, apps_dir = home / "mime" / "packages", home / "applications"
-    for folder in (mime_dir, apps_dir):
-        folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(LINUX_PACKAGING / MIME_XML, mime_dir / MIME_XML)
-    entry = (LINUX_PACKAGING / DESKTOP_ID).read_text()
-    command = _exec_command()
-    entry = entry.replace("Exec=ztviewer %F", f"Exec={command} %F")
-    entry = entry.replace("TryExec=ztviewer", f"TryExec={command.split()[0]}")
-    (apps_dir / DESKTOP_ID).write_text(entry)
-    svg_dir = home / "icons" / "hicolor" / "scalable" / "apps"
-    svg_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(ICONS / "ztviewer.svg", svg_dir / "ztviewer.svg")
-    for size in PNG_SIZES:
-        png = ICONS / f"ztviewer-{size}.png"
-        if png.exists():
-            target = home / "icons" / "hicolor" / f"{size}x{size}" / "apps"
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(png, target / "ztviewer.png")
+    sources = _sources()
+    command, program = exec_command()
+    entry = sources.pop(f"applications/{DESKTOP_ID}").read_text()
+    entry = entry.replace("Exec=ztviewer %F", f"Exec={command} %F").replace("TryExec=ztviewer", f"TryExec={program}")
+    created_dirs: list[Path] = []
+    written: list[Path] = []
+    try:
+        for relative, source in [*sources.items(), (f"applications/{DESKTOP_ID}", None)]:
+            target = home / relative
+            _make_dirs(target.parent, created_dirs)
+            if source is None:
+                target.write_text(entry)
+            else:
+                shutil.copyfile(source, target)
+            written.append(target)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        for folder in reversed(created_dirs):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise
     _refresh(home)
     for mime in MIME_TYPES:
         _run("xdg-mime", "default", DESKTOP_ID, mime)
-    return [p for p in _installed_paths(home) if p.exists()]
+    return written
+
+
+def _make_dirs(folder: Path, created: list[Path]) -> None:
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir()
+        created.append(path)
 
 
 def uninstall(home: Path | None = None) -> list[Path]:
+    """Remove what :func:`install` wrote, and every default-application entry naming the removed desktop file."""
     home = home or data_home()
     removed = []
     for path in _installed_paths(home):
         if path.exists():
             path.unlink()
             removed.append(path)
+    for mimeapps in (config_home() / "mimeapps.list", home / "applications" / "mimeapps.list"):
+        if forget_default_handler(mimeapps):
+            removed.append(mimeapps)
     _refresh(home)
     return removed
 
 
+def forget_default_handler(mimeapps: Path) -> bool:
+    """Drop ``ztviewer.desktop`` from the association sections of ``mimeapps``; True when the file changed."""
+    try:
+        text = mimeapps.read_text()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return False
+    lines, section, changed = [], "", False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped
+        elif section in MIMEAPPS_SECTIONS and "=" in stripped and DESKTOP_ID in stripped:
+            key, _, value = stripped.partition("=")
+            kept = [d for d in value.split(";") if d and d.strip() != DESKTOP_ID]
+            changed = True
+            if not kept:
+                continue
+            line = f"{key}={';'.join(kept)};\n"
+        lines.append(line)
+    if changed:
+        mimeapps.write_text("".join(lines))
+    return changed
+
+
 def _refresh(home: Path) -> None:
-    _run("update-mime-database", str(home / "mime"))
-    _run("update-desktop-database", str(home / "applications"))
-    _run("gtk-update-icon-cache", "-q", "-t", str(home / "icons" / "hicolor"))
+    if (home / "mime").is_dir():
+        _run("update-mime-database", str(home / "mime"))
+    if (home / "applications").is_dir():
+        _run("update-desktop-database", str(home / "applications"))
+    if (home / "icons" / "hicolor").is_dir():
+        _run("gtk-update-icon-cache", "-q", "-t", str(home / "icons" / "hicolor"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,12 +196,16 @@ def main(argv: list[str] | None = None) -> int:
     if action not in ("install", "uninstall"):
         print("usage: python -m ztviewer.desktop [install|uninstall]", file=sys.stderr)
         return 2
-    paths = install() if action == "install" else uninstall()
+    try:
+        paths = install() if action == "install" else uninstall()
+    except (DesktopError, OSError) as exc:
+        print(f"ztviewer: cannot {action} the desktop integration: {exc}", file=sys.stderr)
+        return 1
     verb = "installed" if action == "install" else "removed"
     for path in paths:
         print(f"{verb} {path}")
     if action == "install":
-        print("ztviewer is now the default application for .zt, .safetensors and .blz files")
+        print("ztviewer is now the default application for .zt, .safetensors and .blz files and tensor sets")
     return 0
 
 

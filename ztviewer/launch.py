@@ -1,33 +1,59 @@
-"""``ztviewer [FILE…]``: parse the GUI's own options, then import Qt lazily and start the window."""
+"""``ztviewer [FILE…]``: parse the GUI's own options, check the system can show a window, then import Qt lazily
+and start it."""
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+import sys
+from collections.abc import Sequence
 
+from .file_types import EXTENSIONS
 from .paths import SAMPLES as SAMPLES_DIR
+
+#: the window's options (flag, help), shared with ``ztviewer --help``
+WINDOW_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("--demo", "open the bundled sample files"),
+    ("--new-instance", "open a new window even when ztviewer is already running"),
+    ("--install-desktop", "register file types, icon and menu entry for this user (Linux), then exit"),
+    ("--uninstall-desktop", "undo --install-desktop (and its default-application entries), then exit"),
+)
+WINDOW_USAGE = ("ztviewer [FILE…] [--demo] [--new-instance]   open files (or a sharded checkpoint / dataset "
+                "folder) in the window\n"
+                "       ztviewer --install-desktop | --uninstall-desktop")
 
 
 def demo_files() -> list[str]:
-    return sorted(str(p) for p in SAMPLES_DIR.glob("*") if p.suffix in (".zt", ".safetensors", ".blz"))
+    suffixes = {"." + e for e in EXTENSIONS}
+    return sorted(str(p) for p in SAMPLES_DIR.glob("*") if p.suffix in suffixes)
 
 
 def launch_gui(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
-        prog="ztviewer", description="Open tensor files in the ztviewer window. "
-        "Commands: info, check, export, convert, edit (ztviewer COMMAND --help).")
-    parser.add_argument("files", nargs="*", help=".zt, .safetensors or .blz files to open")
-    parser.add_argument("--demo", action="store_true", help="open the bundled sample files")
-    parser.add_argument("--install-desktop", action="store_true",
-                        help="register file types, icon and menu entry for this user (Linux), then exit")
-    parser.add_argument("--uninstall-desktop", action="store_true", help="undo --install-desktop, then exit")
-    parser.add_argument("--new-instance", action="store_true",
-                        help="open a new window even when ztviewer is already running")
+        prog="ztviewer", usage=WINDOW_USAGE, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Open tensor files in the ztviewer window. "
+        "Commands: info, check, export, convert, edit, diff (ztviewer COMMAND --help).")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help=", ".join("." + e for e in EXTENSIONS) + " files, or a folder / index of a tensor set")
+    for flag, text in WINDOW_OPTIONS:
+        parser.add_argument(flag, action="store_true", help=text)
     args = parser.parse_args(list(argv))
     if args.install_desktop or args.uninstall_desktop:
         from . import desktop
 
         return desktop.main(["install" if args.install_desktop else "uninstall"])
-    files = list(args.files) + (demo_files() if args.demo else [])
+    files = list(args.files)
+    if args.demo:
+        demos = demo_files()
+        if not demos:
+            print(f"ztviewer: the demo files are missing from this installation (looked in {SAMPLES_DIR}); "
+                  "reinstall ztviewer (pip install --force-reinstall ztviewer)", file=sys.stderr)
+            return 1
+        files += demos
+    from .gui_requirements import problem
+
+    missing = problem()
+    if missing:
+        print(missing, file=sys.stderr)
+        return 1
     from .gui.app import main as gui_main
 
     return gui_main(files, new_instance=args.new_instance)

@@ -1,13 +1,15 @@
-"""Where ztviewer's resources and packaging files are: the source tree, or a PyInstaller bundle."""
+"""Where ztviewer's resources are: package data in ``ztviewer/resources`` (source tree, wheel, sdist), or the
+same folder inside a PyInstaller bundle."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-_BASE = Path(getattr(sys, "_MEIPASS", Path(__file__).resolve().parent.parent))
+_FROZEN = getattr(sys, "_MEIPASS", None)
+PACKAGE = Path(_FROZEN) / "ztviewer" if _FROZEN else Path(__file__).resolve().parent
 
-RESOURCES = _BASE / "resources"
+RESOURCES = PACKAGE / "resources"
 ICONS = RESOURCES / "icons"
 SAMPLES = RESOURCES / "samples"
-LINUX_PACKAGING = _BASE / "packaging" / "linux"
+LINUX_DESKTOP = RESOURCES / "linux"
 APP_ICON_SVG = ICONS / "ztviewer.svg"

@@ -1,28 +1,29 @@
-"""macOS bundle metadata for the three file types (used by the PyInstaller spec; tested structurally)."""
+"""macOS bundle metadata (Info.plist) for the file types in ``ztviewer.file_types`` — the one list every
+platform registers (used by the PyInstaller spec; tested against that list). macOS associates by extension, so
+only the types with one are declared."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from ztviewer.file_types import FILE_TYPES  # noqa: E402
 
 BUNDLE_ID = "org.ztviewer.ztviewer"
 
 DOCUMENT_TYPES = [
-    {"CFBundleTypeName": "zTensor file", "CFBundleTypeRole": "Editor", "LSHandlerRank": "Owner",
-     "LSItemContentTypes": ["org.ztviewer.ztensor"], "CFBundleTypeExtensions": ["zt"]},
-    {"CFBundleTypeName": "safetensors file", "CFBundleTypeRole": "Editor", "LSHandlerRank": "Default",
-     "LSItemContentTypes": ["org.ztviewer.safetensors"], "CFBundleTypeExtensions": ["safetensors"]},
-    {"CFBundleTypeName": "BLZ tensor-train file", "CFBundleTypeRole": "Editor", "LSHandlerRank": "Owner",
-     "LSItemContentTypes": ["org.ztviewer.blz"], "CFBundleTypeExtensions": ["blz"]},
+    {"CFBundleTypeName": t.description, "CFBundleTypeRole": "Editor",
+     "LSHandlerRank": "Owner" if t.owner else "Default",
+     "LSItemContentTypes": [f"org.ztviewer.{t.key}"], "CFBundleTypeExtensions": [t.extension]}
+    for t in FILE_TYPES if t.extension
 ]
 
 EXPORTED_TYPES = [
-    {"UTTypeIdentifier": "org.ztviewer.ztensor", "UTTypeDescription": "zTensor file",
+    {"UTTypeIdentifier": f"org.ztviewer.{t.key}", "UTTypeDescription": t.description,
      "UTTypeConformsTo": ["public.data"],
-     "UTTypeTagSpecification": {"public.filename-extension": ["zt"], "public.mime-type": ["application/x-ztensor"]}},
-    {"UTTypeIdentifier": "org.ztviewer.safetensors", "UTTypeDescription": "safetensors file",
-     "UTTypeConformsTo": ["public.data"],
-     "UTTypeTagSpecification": {"public.filename-extension": ["safetensors"],
-                                "public.mime-type": ["application/x-safetensors"]}},
-    {"UTTypeIdentifier": "org.ztviewer.blz", "UTTypeDescription": "BLZ tensor-train file",
-     "UTTypeConformsTo": ["public.data"],
-     "UTTypeTagSpecification": {"public.filename-extension": ["blz"],
-                                "public.mime-type": ["application/x-blz-tensor-train"]}},
+     "UTTypeTagSpecification": {"public.filename-extension": [t.extension], "public.mime-type": [t.mime]}}
+    for t in FILE_TYPES if t.extension
 ]
 
 

@@ -9,7 +9,7 @@ start=$(date +%s)
 python -m PyInstaller --noconfirm --log-level WARN --distpath build/dist --workpath build/pyinstaller \
     packaging/pyinstaller/ztviewer.spec
 built=$(( $(date +%s) - start ))
-file=${1:-resources/samples/tiny-llama.zt}
+file=${1:-ztviewer/resources/samples/tiny-llama.zt}
 out=$(QT_QPA_PLATFORM=offscreen ZTVIEWER_SMOKE_TEST=1 ZTVIEWER_NEW_INSTANCE=1 build/dist/ztviewer/ztviewer "$file" 2>/dev/null)
 echo "$out"
 expected="title='$(basename "$file") — ztviewer'"

@@ -67,8 +67,9 @@ def bring_forward(window, paths: list[str]) -> None:
 
 
 def report_when_opened(window, app: QApplication, timeout_ms: int = 30_000) -> None:
-    """``ZTVIEWER_SMOKE_TEST=1``: once every file has opened, print the window title and quit (packaging and
-    desktop-entry tests run the real launcher this way, headless)."""
+    """``ZTVIEWER_SMOKE_TEST=1``: once every file has opened, print the window title, one line per tab (tensors,
+    error problems) and any failure, then quit: status 0 only when every file opened without an error problem
+    (packaging, wheel and desktop-entry tests run the real launcher this way, headless)."""
     from PySide6.QtCore import QElapsedTimer, QTimer
 
     clock = QElapsedTimer()
@@ -81,7 +82,17 @@ def report_when_opened(window, app: QApplication, timeout_ms: int = 30_000) -> N
             timer.stop()
             shown = window.windowTitle().replace("[*]", "*" if window.isWindowModified() else "")
             print(f"ztviewer-smoke: title={shown!r} tabs={window.tabs.count()}", flush=True)
-            app.exit(0 if done else 1)
+            errors = 0
+            for view in window.file_views():
+                tf = view.tensor_file
+                count = sum(p.is_error for p in tf.all_problems())
+                errors += count
+                print(f"ztviewer-smoke: opened {os.path.basename(tf.path)!r} tensors={len(tf.tensors)} "
+                      f"errors={count}", flush=True)
+            failure = getattr(window, "last_error", None)
+            if failure:
+                print(f"ztviewer-smoke: failed {failure}", flush=True)
+            app.exit(0 if done and not errors and not failure else 1)
 
     timer.timeout.connect(poll)
     timer.start(50)

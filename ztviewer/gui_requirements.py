@@ -1,0 +1,113 @@
+"""What the window needs from the system, checked before Qt is loaded, so a missing display or library is
+reported as a sentence with the package to install instead of Qt's abort ("could not load the Qt platform
+plugin…").
+
+Checked by feature, not by platform name: Qt's GUI modules must import (their error names the missing shared
+library); where the X11/Wayland platform plugins would be used (a Linux-like system, ``QT_QPA_PLATFORM`` not a
+headless one) a display must be set, and the X11 plugin's own libraries must be found (when the system can
+look libraries up at all).
+"""
+from __future__ import annotations
+
+import ctypes.util
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+
+#: shared library → (Debian/Ubuntu, Fedora, Arch) package
+PACKAGES: dict[str, tuple[str, str, str]] = {
+    "EGL": ("libegl1", "libglvnd-egl", "libglvnd"),
+    "GL": ("libgl1", "libglvnd-glx", "libglvnd"),
+    "OpenGL": ("libopengl0", "libglvnd-opengl", "libglvnd"),
+    "xkbcommon": ("libxkbcommon0", "libxkbcommon", "libxkbcommon"),
+    "xkbcommon-x11": ("libxkbcommon-x11-0", "libxkbcommon-x11", "libxkbcommon-x11"),
+    "fontconfig": ("libfontconfig1", "fontconfig", "fontconfig"),
+    "freetype": ("libfreetype6", "freetype", "freetype2"),
+    "dbus-1": ("libdbus-1-3", "dbus-libs", "dbus"),
+    "glib-2.0": ("libglib2.0-0", "glib2", "glib2"),
+    "X11-xcb": ("libx11-xcb1", "libX11-xcb", "libx11"),
+    "xcb": ("libxcb1", "libxcb", "libxcb"),
+    "xcb-cursor": ("libxcb-cursor0", "xcb-util-cursor", "xcb-util-cursor"),
+    "xcb-icccm": ("libxcb-icccm4", "xcb-util-wm", "xcb-util-wm"),
+    "xcb-keysyms": ("libxcb-keysyms1", "xcb-util-keysyms", "xcb-util-keysyms"),
+    "xcb-image": ("libxcb-image0", "xcb-util-image", "xcb-util-image"),
+    "xcb-render-util": ("libxcb-render-util0", "xcb-util-renderutil", "xcb-util-renderutil"),
+    "xcb-shape": ("libxcb-shape0", "libxcb", "libxcb"),
+    "xcb-randr": ("libxcb-randr0", "libxcb", "libxcb"),
+    "xcb-xinerama": ("libxcb-xinerama0", "libxcb", "libxcb"),
+    "xcb-xkb": ("libxcb-xkb1", "libxcb", "libxcb"),
+    "xcb-util": ("libxcb-util1", "xcb-util", "xcb-util"),
+    "xcb-render": ("libxcb-render0", "libxcb", "libxcb"),
+    "xcb-shm": ("libxcb-shm0", "libxcb", "libxcb"),
+    "xcb-sync": ("libxcb-sync1", "libxcb", "libxcb"),
+    "xcb-xfixes": ("libxcb-xfixes0", "libxcb", "libxcb"),
+    "wayland-client": ("libwayland-client0", "libwayland-client", "wayland"),
+    "wayland-cursor": ("libwayland-cursor0", "libwayland-cursor", "wayland"),
+}
+#: what Qt's X11 platform plugin loads besides Qt itself
+XCB_PLUGIN_LIBRARIES = ("xcb-cursor", "xcb-icccm", "xcb-keysyms", "xcb-image", "xcb-render-util", "xkbcommon-x11",
+                        "X11-xcb", "xcb-shape", "xcb-randr", "xcb-xkb", "xcb-util", "xcb-render", "xcb-shm",
+                        "xcb-sync", "xcb-xfixes")
+#: what a minimal Linux needs for the window (README lists the same)
+BASE_LIBRARIES = ("EGL", "GL", "xkbcommon", "fontconfig", "dbus-1", "glib-2.0")
+HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb", "vkkhrdisplay", "cocoa", "windows",
+                      "direct2d")
+_SONAME = re.compile(r"lib([A-Za-z0-9_.+-]+?)\.so(?:\.[0-9]+)*")
+
+
+def install_hint(libraries: list[str]) -> str:
+    """The install commands for ``libraries`` on Debian/Ubuntu, Fedora and Arch."""
+    known = [PACKAGES[name] for name in libraries if name in PACKAGES]
+    if not known:
+        return ""
+    debian, fedora, arch = (sorted({p[i] for p in known}) for i in range(3))
+    return ("install it with:\n"
+            f"  Debian/Ubuntu: sudo apt install {' '.join(debian)}\n"
+            f"  Fedora:        sudo dnf install {' '.join(fedora)}\n"
+            f"  Arch:          sudo pacman -S {' '.join(arch)}")
+
+
+def library_in(message: str) -> str | None:
+    """The library an import error names ("libEGL.so.1: cannot open shared object file" → "EGL")."""
+    match = _SONAME.search(message)
+    return match.group(1) if match else None
+
+
+def _import_qt() -> None:
+    from PySide6 import QtGui, QtWidgets  # noqa: F401
+
+
+def problem(environ: Mapping[str, str] | None = None, import_qt: Callable[[], None] = _import_qt,
+            find_library: Callable[[str], str | None] = ctypes.util.find_library) -> str | None:
+    """Why the window cannot start here, with what to install; ``None`` when nothing is missing."""
+    environ = os.environ if environ is None else environ
+    platform = environ.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
+    unix_desktop = hasattr(os, "uname") and sys.platform not in ("darwin", "win32", "cygwin")
+    if unix_desktop and platform not in HEADLESS_PLATFORMS:
+        wants = "X11 (DISPLAY)" if platform == "xcb" else "Wayland (WAYLAND_DISPLAY)" if platform == "wayland" \
+            else "X11 or Wayland (DISPLAY or WAYLAND_DISPLAY)"
+        has_display = bool(environ.get("DISPLAY")) if platform == "xcb" else \
+            bool(environ.get("WAYLAND_DISPLAY")) if platform == "wayland" else \
+            bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+        if not has_display:
+            return (f"ztviewer's window needs a display, and no {wants} display is set here.\n"
+                    "Run it from a desktop session (or with ssh -X), or use the command-line tools: "
+                    "ztviewer info|check|convert|diff FILE (ztviewer --help).")
+    try:
+        import_qt()
+    except ImportError as exc:
+        library = library_in(str(exc))
+        what = f"the system library lib{library}" if library else "a system library"
+        hint = install_hint([library] if library else list(BASE_LIBRARIES)) or install_hint(list(BASE_LIBRARIES))
+        return (f"ztviewer's window cannot start: Qt needs {what}, which is not installed ({exc}).\n{hint}\n"
+                "A minimal Linux needs: " + ", ".join(PACKAGES[n][0] for n in BASE_LIBRARIES) + " (Debian names).")
+    uses_xcb = platform == "xcb" or (not platform and bool(environ.get("DISPLAY"))
+                                     and not environ.get("WAYLAND_DISPLAY"))
+    # find_library finds nothing at all where ldconfig and a compiler are both missing: then do not guess
+    if unix_desktop and uses_xcb and find_library("xcb"):
+        missing = [name for name in XCB_PLUGIN_LIBRARIES if not find_library(name)]
+        if missing:
+            return ("ztviewer's window cannot start: Qt's X11 plugin needs "
+                    + ", ".join(f"lib{m}" for m in missing) + f", not installed here.\n{install_hint(missing)}")
+    return None
