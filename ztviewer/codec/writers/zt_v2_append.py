@@ -157,14 +157,22 @@ def _algorithm(component: Any) -> str | None:
     return None if digest is None else str(digest).partition(":")[0]
 
 
+def manifest_range(tf: TensorFile) -> tuple[int, int]:
+    """(offset, length) of the manifest of the generation the reader showed (``extra["footer"]``)."""
+    footer_fields = tf.extra["footer"]
+    if isinstance(footer_fields, dict):
+        return int(footer_fields["manifest_offset"]), int(footer_fields["manifest_length"])
+    return int(footer_fields.manifest_offset), int(footer_fields.manifest_length)
+
+
 def next_manifest(doc: EditableDocument) -> bytes:
     """The edited manifest: the open generation's manifest, re-read (bounded, validated by the reader),
     with the document's attributes, names and deletions; everything else (parts, shards, unknown keys)
     carried over as it is."""
     tf = doc.original
-    foot = tf.extra["footer"]
+    offset, length = manifest_range(tf)
     assert tf.source is not None
-    root = cbor2.loads(bytes(tf.source.view(foot.manifest_offset, foot.manifest_length)))
+    root = cbor2.loads(bytes(tf.source.view(offset, length)))
     objects: dict[Any, Any] = root["objects"]
     new_objects: dict[Any, Any] = {}
     for dt in doc.tensors:
@@ -195,7 +203,7 @@ def next_manifest(doc: EditableDocument) -> bytes:
 def inherited_alignment(tf: TensorFile) -> int:
     """The placement the file already uses, read from its offsets (as ztensor's own append does): the largest
     power of two dividing every local blob offset and the manifest's, between 4096 and 65536."""
-    common = int(tf.extra["footer"].manifest_offset)
+    common = manifest_range(tf)[0]
     for tensor in tf.tensors:
         for component in tensor.components.values():
             if "shard" not in component.extra and component.offset > 0:
