@@ -156,8 +156,10 @@ def test_a_crash_during_an_in_place_save_keeps_the_previous_generation(tmp_path:
     before = path.read_bytes()
     real_write = os.write
 
+    inode = path.stat().st_ino
+
     def crash(fd: int, data: object) -> int:
-        if os.path.exists(journal_path(path)):
+        if os.fstat(fd).st_ino == inode:
             real_write(fd, bytes(memoryview(data)[:100]))  # type: ignore[arg-type]
             raise KeyboardInterrupt
         return real_write(fd, data)  # type: ignore[arg-type]

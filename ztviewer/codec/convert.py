@@ -32,7 +32,8 @@ def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], t
     Parameters
     ----------
     compress:
-        ``None`` keeps each component's encoding where the output can hold it (else raw); ``"raw"``
+        ``None`` keeps each component's encoding where the output can hold it (else raw; zTensor v2 output is
+        raw, canonical form); ``"raw"``
         stores everything uncompressed; ``("zstd", level)`` compresses every component (tensor-train
         cores stay raw).
     digest:
@@ -82,8 +83,8 @@ def prepare(doc: EditableDocument, *, compress: Compression = None, digest: str 
     if densify:
         for t in doc.tensors:
             t.densify = True
-    if compress == "raw":
-        SetEncoding("raw").apply(doc)
+    if compress == "raw" or (compress is None and doc.target.key == "zt-v2"):
+        SetEncoding("raw").apply(doc)  # zTensor v2: canonical form unless compression is asked for
     elif compress is not None:
         method, level = compress
         if method != "zstd":

@@ -270,11 +270,15 @@ def _write_journal(path: str, journal: Journal) -> None:
     data = json.dumps(asdict(journal)).encode()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    _fsync_directory(path)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _fsync_directory(path)
+    except BaseException:
+        _drop_journal(path)  # nothing was appended yet: no journal is the truth
+        raise
 
 
 def _drop_journal(path: str) -> None:
