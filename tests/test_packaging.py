@@ -50,3 +50,30 @@ def test_inno_setup_registers_every_extension():
         progid = f"ztviewer.{'ztensor' if ext == 'zt' else ext}"
         assert f'Subkey: "Software\\Classes\\{progid}\\shell\\open\\command"' in script
         assert '""%1""' in script
+
+
+# -- one list of file types (ztviewer.file_types) for every platform ------------------------------------------
+def test_every_platform_registers_the_types_of_the_one_list():
+    import xml.etree.ElementTree as ET
+
+    from ztviewer.codec.registry import handlers
+    from ztviewer.file_types import EXTENSIONS, FILE_TYPES, MIME_TYPES
+    from ztviewer.paths import LINUX_DESKTOP
+
+    assert set(EXTENSIONS) == {e.lstrip(".") for h in handlers() for e in h.extensions}  # what the codec reads
+    ns = {"m": "http://www.freedesktop.org/standards/shared-mime-info"}
+    xml = ET.parse(LINUX_DESKTOP / "ztviewer-mime.xml").getroot()
+    linux = {t.get("type"): {g.get("pattern") for g in t.findall("m:glob", ns)} for t in xml.findall("m:mime-type", ns)}
+    assert linux == {t.mime: set(t.globs) for t in FILE_TYPES}
+    entry = (LINUX_DESKTOP / "ztviewer.desktop").read_text()
+    assert f"MimeType={';'.join(MIME_TYPES)};" in entry.splitlines()
+    plist = _document_types().info_plist(__version__)
+    mac = {d["LSItemContentTypes"][0]: d["CFBundleTypeExtensions"] for d in plist["CFBundleDocumentTypes"]}
+    assert mac == {f"org.ztviewer.{t.key}": [t.extension] for t in FILE_TYPES if t.extension}
+    script = (PACKAGING / "windows" / "ztviewer.iss").read_text()
+    windows = dict(re.findall(r'Subkey: "Software\\Classes\\\.([\w.]+)"; ValueType: string; ValueName: ""; '
+                              r'ValueData: "([\w.-]+)"', script))
+    assert windows == {t.extension: f"ztviewer.{t.key}" for t in FILE_TYPES if t.extension}
+    content = dict(re.findall(r'Subkey: "Software\\Classes\\\.([\w.]+)"; ValueType: string; '
+                              r'ValueName: "Content Type"; ValueData: "([\w/.-]+)"', script))
+    assert content == {t.extension: t.mime for t in FILE_TYPES if t.extension}
