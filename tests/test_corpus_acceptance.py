@@ -12,7 +12,7 @@ from ztviewer.cli import main
 pytestmark = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
 
 ENTRIES = corpus_manifest()
-READABLE = [e for e in ENTRIES if e["format"] not in ("zt-v2",) and not e["path"].startswith("zt_v2/")]
+READABLE = ENTRIES
 V2 = [e for e in ENTRIES if e["path"].startswith("zt_v2/")]
 
 
@@ -51,13 +51,12 @@ def test_blz_export_reconstructs_within_tolerance(entry, capsys, tmp_path):
 
 
 @pytest.mark.parametrize("entry", V2, ids=lambda e: e["path"])
-def test_zt_v2_is_recognised_and_reported_unsupported(entry, capsys):
+def test_zt_v2_is_read(entry, capsys):
     code = main(["info", "--json", str(CORPUS / entry["path"])])
     doc = json.loads(capsys.readouterr().out)
-    assert code == 1
-    assert doc["format"] == "zt-v2" and doc["readable"] is False
-    assert "not supported" in doc["problems"][0]["message"]
-    assert "corrupt" not in doc["problems"][0]["message"].lower()
+    assert code == 0
+    assert doc["format"] == "zt-v2" and doc["readable"] is True and not doc["problems"]
+    assert sorted(t["name"] for t in doc["tensors"]) == sorted(t["name"] for t in entry["tensors"])
 
 
 @pytest.mark.parametrize("entry", READABLE, ids=lambda e: e["path"])

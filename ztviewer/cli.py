@@ -85,6 +85,7 @@ def describe(tf, with_hash: bool = False) -> dict[str, Any]:
     """The JSON document printed by ``info --json``."""
     from .codec.content_hash import content_sha256
     from .codec.errors import CodecError
+    from .codec.formats.zt_v2 import content_digest, object_content_digest
 
     tensors = []
     for t in tf.tensors:
@@ -101,6 +102,8 @@ def describe(tf, with_hash: bool = False) -> dict[str, Any]:
         }
         if "shard" in t.extra:
             entry["shard"] = t.extra["shard"]
+        if tf.format == "zt-v2":
+            entry["content_digest"] = object_content_digest(t)
         if with_hash:
             entry["sha256"] = None
             if not t.has_errors:
@@ -109,11 +112,14 @@ def describe(tf, with_hash: bool = False) -> dict[str, Any]:
                 except CodecError as exc:
                     entry["hash_error"] = str(exc)
         tensors.append(entry)
-    return {
+    doc: dict[str, Any] = {
         "path": tf.path, "format": tf.format, "variant": tf.variant, "readable": tf.readable, "size": tf.size,
-        "attributes": _jsonable(tf.attributes), "extra": _jsonable(tf.extra), "tensors": tensors,
+        "attributes": _jsonable(tf.attributes), "extra": _jsonable({k: v for k, v in tf.extra.items() if not k.startswith("_")}), "tensors": tensors,
         "problems": [_problem_json(p) for p in tf.problems],
     }
+    if tf.format == "zt-v2":
+        doc["content_digest"] = content_digest(tf)
+    return doc
 
 
 def _format_size(n: int) -> str:
@@ -127,6 +133,8 @@ def _format_size(n: int) -> str:
 def _print_info_text(doc: dict[str, Any]) -> None:
     kind = doc["format"] if doc["variant"] in ("", doc["format"]) else f"{doc['format']} {doc['variant']}"
     print(f"{doc['path']}: {kind}, {_format_size(doc['size'])}")
+    if "content_digest" in doc:
+        print(f"  content id: {doc['content_digest'] or 'undefined (a part has no digest)'}")
     for key, value in doc["extra"].items():
         if key == "shards" and isinstance(value, list):
             print(f"  shards: {len(value)}")
@@ -144,6 +152,8 @@ def _print_info_text(doc: dict[str, Any]) -> None:
         layout = "" if t["layout"] == "dense" else f" {t['layout']}"
         print(f"  {t['name']}  {t['dtype']} [{shape}]{layout}" + (f"  sha256={t['sha256']}" if "sha256" in t else "")
               + (f"  (shard {t['shard']})" if "shard" in t else ""))
+        if t.get("content_digest"):
+            print(f"    content id: {t['content_digest']}")
         for c in t["components"]:
             extras = [c["encoding"]] + ([c["digest"]] if c["digest"] else [])
             print(f"    {c['role']}: @{c['offset']} +{c['length']} ({', '.join(extras)})")
@@ -219,6 +229,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def run_command(argv: Sequence[str]) -> int:
     from .codec.errors import CodecError
+    from .codec.formats.zt_v2 import content_digest, object_content_digest
 
     try:
         args = _parser().parse_args(argv)

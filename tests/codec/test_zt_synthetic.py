@@ -59,10 +59,10 @@ def test_broken_containers_are_fatal_and_say_why(data, words):
     assert not tf.readable and has_error(tf, *words), list(tf.all_problems())
 
 
-def test_v2_is_recognised_not_called_corrupt():
+def test_v2_is_recognised_and_its_broken_footer_named():
     tf = open_bytes(b"\x89ZT2\r\n\x1a\n" + bytes(40))
     assert (tf.format, tf.readable) == ("zt-v2", False)
-    assert "not supported yet" in tf.problems[0].message
+    assert tf.problems[0].rule.startswith("footer-magic")
 
 
 def test_cbor_nesting_guard_and_trailing_bytes():

@@ -34,7 +34,8 @@ def _decode_tensor(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None
 
         tt.tt_cores(tf, tensor)
     else:
-        raise UnsupportedLayout(f"layout {tensor.layout!r} is not decoded by ztviewer", tensor=tensor.name)
+        reason = tensor.extra_value("structural") or f"layout {tensor.layout!r} is not decoded by ztviewer"
+        raise UnsupportedLayout(reason, tensor=tensor.name)
 
 
 def check_file(
@@ -44,6 +45,10 @@ def check_file(
     report = CheckReport(problems=list(tf.all_problems()))
     if not tf.readable:
         return report
+    if tf.format == "zt-v2":  # padding and shard digests: whole-file checks of the v2 container
+        from .formats.zt_v2 import deep_checks
+
+        report.problems += deep_checks(tf, cancelled)
     for tensor in tf.tensors:
         if tensor.has_errors:
             continue
@@ -62,7 +67,8 @@ def check_file(
             if component.digest is None:
                 continue
             try:
-                digests.verify_component(tf.source_for(tensor), tensor, component, cancelled=cancelled)
+                digests.verify_component(tf.source_for(tensor, component), tensor, component,
+                                         cancelled=cancelled)
                 report.digests_verified += 1
             except CodecError as exc:
                 report.problems.append(exc.located(tensor=tensor.name, component=component.role).to_problem())

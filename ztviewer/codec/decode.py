@@ -13,9 +13,13 @@ from typing import Callable, Iterator
 import numpy as np
 import zstandard
 
-from .dtypes import DTYPES, to_float32
-from .errors import Cancelled, DecodeError, DecodeLimitExceeded, UnsupportedLayout
+from .dtypes import DTYPES, PACKED_NIBBLES, to_float32, unpack_nibbles
+from .errors import Cancelled, CodecError, DecodeError, DecodeLimitExceeded, UnsupportedLayout
 from .model import Component, Tensor, TensorFile
+from .zstd_seekable import SeekableStream
+
+SEEKABLE = "zt.zstd-seekable/1"
+_DATA_RULE = "layout-data (v2 §5.2, App. A): the decoded data satisfies its layout and logical type rules"
 
 CHUNK = 8 << 20
 _FIRST_UNSIZED_CHUNK = 64 << 10
@@ -63,8 +67,45 @@ def expected_length(tensor: Tensor, component: Component) -> int | None:
 
 def stored_view(tf: TensorFile, tensor: Tensor, component: Component) -> memoryview:
     """The component's stored bytes (compressed if encoded), bounds-checked."""
-    return tf.source_for(tensor).view(component.offset, component.length, "component", tensor=tensor.name,
-                          component=component.role)
+    try:
+        source = tf.source_for(tensor, component)
+    except CodecError:
+        raise
+    except ValueError as exc:  # the file holding the bytes (a shard) is not open
+        raise DecodeError(str(exc), rule="the part's file is available", **_where(tensor, component)) from None
+    return source.view(component.offset, component.length, "component", tensor=tensor.name,
+                       component=component.role)
+
+
+def refuse_unsupported(tensor: Tensor, component: Component) -> None:
+    """Raise :class:`UnsupportedLayout` for a component the reader marked structural-only (an unknown
+    logical type or encoding): its bytes can be shown but never decoded or reinterpreted."""
+    refusal = component.extra.get("refuse") if component.extra else None
+    if refusal is not None:
+        message, rule = refusal
+        raise UnsupportedLayout(message, rule=rule, **_where(tensor, component))
+
+
+def _seekable(tf: TensorFile, tensor: Tensor, component: Component) -> SeekableStream:
+    expected = component.uncompressed_length if component.uncompressed_length is not None else 0
+    return SeekableStream(stored_view(tf, tensor, component), expected, where=_where(tensor, component))
+
+
+def _check_data(tensor: Tensor, component: Component, chunk: memoryview | bytes, start: int, total: int) -> None:
+    """Value rules of the logical types that have them (zTensor v2 App. A): bool bytes are 0 or 1; a packed
+    f4_e2m1 part with an odd element count ends in a zero high nibble."""
+    logical = component.extra.get("type") if component.extra else None
+    if logical == "bool":
+        bits = np.frombuffer(chunk, dtype=np.uint8)
+        if bits.size and int(bits.max()) > 1:
+            at = int(np.argmax(bits > 1))
+            raise DecodeError(f"bool element {start + at} is 0x{int(bits[at]):02x}, not 0 or 1", rule=_DATA_RULE,
+                              **_where(tensor, component))
+    elif logical == "f4_e2m1" and start + len(chunk) == total and len(chunk):
+        elements = component.extra.get("elements")
+        if type(elements) is int and elements % 2 and memoryview(chunk)[-1] & 0xF0:
+            raise DecodeError(f"the unused high nibble of the last byte is {memoryview(chunk)[-1] >> 4:#x}, not 0 "
+                              f"({elements} packed f4_e2m1 elements)", rule=_DATA_RULE, **_where(tensor, component))
 
 
 def _check_size(tensor: Tensor, component: Component, expected: int | None, limit: int) -> None:
@@ -115,15 +156,23 @@ def iter_decoded(
     :class:`DecodeError`; one that would exceed ``limit`` raises :class:`DecodeLimitExceeded`. Nothing
     larger than ``chunk`` (or the expected size, when smaller) is ever allocated.
     """
+    refuse_unsupported(tensor, component)
     limit = decode_limit() if limit is None else limit
     expected = expected_length(tensor, component)
     stored = stored_view(tf, tensor, component)
     chunk = max(align, chunk - chunk % align)
+    checked = bool(component.extra) and "type" in component.extra
     if component.encoding == "raw":
         for start in range(0, len(stored), chunk):
             if cancelled is not None and cancelled():
                 raise Cancelled()
+            if checked:
+                _check_data(tensor, component, stored[start:start + chunk], start, len(stored))
             yield stored[start:start + chunk]
+        return
+    if component.encoding == SEEKABLE:
+        _check_size(tensor, component, expected, limit)
+        yield from _iter_seekable(tf, tensor, component, align, checked, cancelled)
         return
     if component.encoding != "zstd":
         raise DecodeError(f"unknown encoding {component.encoding!r}", rule="encoding is raw or zstd",
@@ -155,6 +204,53 @@ def iter_decoded(
         raise _zstd_error(exc, produced, tensor, component) from None
 
 
+def _iter_seekable(tf: TensorFile, tensor: Tensor, component: Component, align: int, checked: bool,
+                   cancelled: CancelCheck | None) -> Iterator[memoryview]:
+    """Frame by frame; bytes left over when a frame size is not a multiple of ``align`` join the next."""
+    stream = _seekable(tf, tensor, component)
+    carry = b""
+    produced = 0
+    for data in stream.iter_frames(cancelled):
+        if checked:
+            _check_data(tensor, component, data, produced, stream.decoded_length)
+        produced += len(data)
+        if carry:
+            data, carry = carry + data, b""
+        cut = len(data) - len(data) % align
+        if cut < len(data):
+            data, carry = data[:cut], data[cut:]
+        if data:
+            yield memoryview(data)
+    if carry:
+        raise DecodeError(f"decoded size {produced:,} is not a multiple of the element size {align}",
+                          rule="decoded size = elements × dtype size", **_where(tensor, component))
+
+
+def read_range(tf: TensorFile, tensor: Tensor, component: Component, offset: int, length: int, *,
+               cancelled: CancelCheck | None = None) -> bytes:
+    """Decoded bytes ``[offset, offset + length)`` of a component (clipped at its end), for views that show
+    a window: raw parts are sliced, ``zt.zstd-seekable/1`` parts decompress only the frames covering the
+    window, other encodings decode from the start up to the window's end."""
+    refuse_unsupported(tensor, component)
+    if offset < 0 or length < 0:
+        raise ValueError("negative offset or length")
+    if component.encoding == "raw":
+        stored = stored_view(tf, tensor, component)
+        return bytes(stored[offset:offset + length])
+    if component.encoding == SEEKABLE:
+        return _seekable(tf, tensor, component).read_range(offset, length)
+    out = bytearray()
+    position = 0
+    for chunk in iter_decoded(tf, tensor, component, cancelled=cancelled):
+        end = position + len(chunk)
+        if end > offset:
+            out += chunk[max(0, offset - position):offset + length - position]
+        position = end
+        if position >= offset + length:
+            break
+    return bytes(out)
+
+
 def _overrun(tensor: Tensor, component: Component, expected: int | None, cap: int) -> DecodeError:
     if expected is None:
         return DecodeLimitExceeded(
@@ -170,11 +266,17 @@ def component_bytes(
 ) -> memoryview:
     """All decoded bytes of a component: a zero-copy view for raw data; for zstd, the stream decoded
     straight into one buffer of the expected size (no zero fill, no copy)."""
+    refuse_unsupported(tensor, component)
     if component.encoding == "raw":
-        return stored_view(tf, tensor, component)
+        stored = stored_view(tf, tensor, component)
+        if component.extra and "type" in component.extra:
+            _check_data(tensor, component, stored, 0, len(stored))
+        return stored
     limit = decode_limit() if limit is None else limit
     expected = expected_length(tensor, component)
     _check_size(tensor, component, expected, limit)
+    if component.encoding == SEEKABLE:
+        return _seekable_bytes(tf, tensor, component, cancelled)
     if expected is None or component.encoding != "zstd":
         parts = bytearray()
         for part in iter_decoded(tf, tensor, component, limit=limit, cancelled=cancelled):
@@ -197,6 +299,20 @@ def component_bytes(
     return out
 
 
+def _seekable_bytes(tf: TensorFile, tensor: Tensor, component: Component, cancelled: CancelCheck | None
+                    ) -> memoryview:
+    stream = _seekable(tf, tensor, component)
+    out = np.empty(stream.decoded_length, dtype=np.uint8)
+    position = 0
+    for data in stream.iter_frames(cancelled):
+        out[position:position + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        position += len(data)
+    view = memoryview(out)
+    if component.extra and "type" in component.extra:
+        _check_data(tensor, component, view, 0, len(view))
+    return view
+
+
 def storage_dtype(tensor: Tensor, component: Component, dtype: str | None = None) -> np.dtype:
     name = dtype or component.dtype or tensor.dtype
     info = DTYPES.get(name)
@@ -213,6 +329,7 @@ def component_array(
 ) -> np.ndarray:
     """A component as a 1-D array of its stored element type (byte order as stored; read-only)."""
     component = tensor.components[role]
+    refuse_unsupported(tensor, component)
     np_dtype = storage_dtype(tensor, component, dtype)
     data = component_bytes(tf, tensor, component, **kw)
     if len(data) % np_dtype.itemsize:
@@ -240,6 +357,8 @@ def dense_array(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw)
         raise UnsupportedLayout(f"layout {tensor.layout!r} is not dense", tensor=tensor.name)
     component = tensor.components["data"]
     bits = component_array(tf, tensor, "data", dtype=tensor.dtype, **kw)
+    if tensor.dtype in PACKED_NIBBLES and bits.size == (tensor.numel + 1) // 2:
+        bits = unpack_nibbles(bits, tensor.numel)
     if bits.size != tensor.numel:
         raise DecodeError(f"{bits.size} elements stored, shape {list(tensor.shape)} needs {tensor.numel}",
                           rule="length = product(shape) × dtype size", **_where(tensor, component))

@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import crc32c as _crc32c
+import xxhash
 
 from .errors import Cancelled, DigestError, DigestMismatch
 from .model import Component, Tensor, TensorFile
@@ -19,6 +20,7 @@ from .source import Source
 CHUNK = 8 << 20
 _CRC_RE = re.compile(r"0x[0-9A-Fa-f]{8}")
 _SHA_RE = re.compile(r"[0-9A-Fa-f]{64}")
+_XXH3_RE = re.compile(r"[0-9a-f]{16}")
 
 ProgressCallback = Callable[[int], None]
 CancelCheck = Callable[[], bool]
@@ -26,8 +28,8 @@ CancelCheck = Callable[[], bool]
 
 @dataclass(frozen=True, slots=True)
 class Digest:
-    algorithm: str   # "crc32c" | "sha256"
-    value: str       # canonical: crc32c as "0x%08X", sha256 as lower-case hex
+    algorithm: str   # "crc32c" | "sha256" | "xxh3"
+    value: str       # canonical: crc32c as "0x%08X", sha256 and xxh3 (64-bit) as lower-case hex
 
     def __str__(self) -> str:
         return f"{self.algorithm}:{self.value}"
@@ -47,7 +49,12 @@ def parse_digest(text: str) -> Digest:
         if not _SHA_RE.fullmatch(value):
             raise DigestError(f"sha256 digest {text!r} must have 64 hex digits", rule="digest syntax sha256:<hex>")
         return Digest("sha256", value.lower())
-    raise DigestError(f"unsupported digest algorithm {algorithm!r} (supported: crc32c, sha256)",
+    if algorithm == "xxh3":
+        if not _XXH3_RE.fullmatch(value):
+            raise DigestError(f"xxh3 digest {text!r} must have 16 lower-case hex digits",
+                              rule="digest syntax xxh3:<16 hex>")
+        return Digest("xxh3", value)
+    raise DigestError(f"unsupported digest algorithm {algorithm!r} (supported: crc32c, sha256, xxh3)",
                       rule="supported digest algorithms")
 
 
@@ -55,19 +62,23 @@ class _Hasher:
     def __init__(self, algorithm: str) -> None:
         self.algorithm = algorithm
         self._crc = 0
-        self._sha = hashlib.sha256() if algorithm == "sha256" else None
-        if algorithm not in ("crc32c", "sha256"):
+        self._hash: Any = None
+        if algorithm == "sha256":
+            self._hash = hashlib.sha256()
+        elif algorithm == "xxh3":
+            self._hash = xxhash.xxh3_64()
+        elif algorithm != "crc32c":
             raise DigestError(f"unsupported digest algorithm {algorithm!r}")
 
     def update(self, data: memoryview | bytes) -> None:
-        if self._sha is not None:
-            self._sha.update(data)
+        if self._hash is not None:
+            self._hash.update(data)
         else:
             self._crc = _crc32c.crc32c(data, self._crc)
 
     def result(self) -> Digest:
-        if self._sha is not None:
-            return Digest("sha256", self._sha.hexdigest())
+        if self._hash is not None:
+            return Digest(self.algorithm, self._hash.hexdigest())
         return Digest("crc32c", f"0x{self._crc:08X}")
 
 
@@ -108,15 +119,48 @@ def verify_component(
         expected = parse_digest(component.digest)
     except DigestError as exc:
         raise exc.located(tensor=tensor.name, component=component.role)
-    actual = compute(source, component.offset, component.length, expected.algorithm, progress, cancelled)
+    decoded = bool(component.extra) and component.extra.get("digest_over") == "decoded"
+    if decoded and component.encoding != "raw":
+        actual = _compute_decoded(source, tensor, component, expected.algorithm, progress, cancelled)
+    else:
+        actual = compute(source, component.offset, component.length, expected.algorithm, progress, cancelled)
     if actual != expected:
+        what = "decoded bytes of" if decoded else "stored bytes"
         raise DigestMismatch(
-            f"{expected.algorithm} of the stored bytes [{component.offset}, {component.end}) is {actual.value}, "
+            f"{expected.algorithm} of the {what} [{component.offset}, {component.end}) is {actual.value}, "
             f"the file records {expected.value}",
-            offset=component.offset, rule="digest over the stored bytes", tensor=tensor.name,
-            component=component.role,
+            offset=component.offset, rule=DECODED_RULE if decoded else "digest over the stored bytes",
+            tensor=tensor.name, component=component.role,
         )
     return actual
+
+
+DECODED_RULE = "digest (v2 §3.4): the decoded bytes hash to the part's digest"
+
+
+def _compute_decoded(source: Source, tensor: Tensor, component: Component, algorithm: str,
+                     progress: ProgressCallback | None, cancelled: CancelCheck | None) -> Digest:
+    """Digest of a part's decoded bytes (zTensor v2 digests cover decoded content); progress is reported in
+    stored bytes, frame by frame, so totals stay those of the stored ranges."""
+    from .decode import SEEKABLE, refuse_unsupported
+    from .zstd_seekable import SeekableStream
+
+    refuse_unsupported(tensor, component)
+    if component.encoding != SEEKABLE:
+        raise DigestError(f"cannot decode encoding {component.encoding!r} to verify its digest",
+                          rule=DECODED_RULE, tensor=tensor.name, component=component.role)
+    stored = source.view(component.offset, component.length, "component", tensor=tensor.name,
+                         component=component.role)
+    where = {"tensor": tensor.name, "component": component.role, "offset": component.offset}
+    stream = SeekableStream(stored, component.uncompressed_length or 0, where=where)
+    hasher = _Hasher(algorithm)
+    for frame, data in zip(stream.frames, stream.iter_frames(cancelled)):
+        hasher.update(data)
+        if progress is not None:
+            progress(frame.stored_length)
+    if progress is not None:
+        progress(component.length - sum(f.stored_length for f in stream.frames))
+    return hasher.result()
 
 
 def components_with_digests(tf: TensorFile, tensors: Iterable[Tensor] | None = None) -> list[tuple[Tensor, Component]]:

@@ -25,7 +25,7 @@ class DTypeInfo:
     @property
     def needs_conversion(self) -> bool:
         """True when the stored bits are not a native numpy type of the same meaning."""
-        return self.name in ("bfloat16", "float8_e4m3fn", "float8_e5m2")
+        return self.name in _CONVERTED
 
 
 _TABLE = [
@@ -35,6 +35,11 @@ _TABLE = [
     DTypeInfo("bfloat16", 2, "<u2", "float"),
     DTypeInfo("float8_e4m3fn", 1, "u1", "float"),
     DTypeInfo("float8_e5m2", 1, "u1", "float"),
+    DTypeInfo("float8_e4m3fnuz", 1, "u1", "float"),
+    DTypeInfo("float8_e5m2fnuz", 1, "u1", "float"),
+    DTypeInfo("float8_e8m0fnu", 1, "u1", "float"),
+    # packed two per byte, low nibble first (zTensor v2 f4_e2m1): one stored byte holds two elements
+    DTypeInfo("float4_e2m1fn", 1, "u1", "float"),
     DTypeInfo("int64", 8, "<i8", "int"),
     DTypeInfo("int32", 4, "<i4", "int"),
     DTypeInfo("int16", 2, "<i2", "int"),
@@ -48,6 +53,10 @@ _TABLE = [
     DTypeInfo("complex128", 16, "<c16", "complex"),
 ]
 DTYPES: dict[str, DTypeInfo] = {d.name: d for d in _TABLE}
+_FLOAT8 = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
+_CONVERTED = frozenset(("bfloat16",) + _FLOAT8)
+#: dtypes whose elements are packed two per stored byte
+PACKED_NIBBLES = frozenset({"float4_e2m1fn"})
 
 #: zTensor v0.1 / v1.0 spelling (long names). v1.0's list has no float8/complex; v0.1 the same.
 ZT_LONG_NAMES = (
@@ -87,13 +96,15 @@ def dtype_info(name: str) -> DTypeInfo | None:
 
 @lru_cache(maxsize=None)
 def _float8_table(name: str) -> np.ndarray:
-    """float32 value of each of the 256 bit patterns of a float8 format."""
-    bits = np.arange(256, dtype=np.uint32)
-    sign = np.where(bits & 0x80, -1.0, 1.0)
-    if name == "float8_e4m3fn":
-        exp_bits, man_bits, bias = 4, 3, 7
-    else:
-        exp_bits, man_bits, bias = 5, 2, 15
+    """float32 value of each of the 256 bit patterns of a float8 format (16 for float4)."""
+    if name == "float8_e8m0fnu":  # exponent only: 2^(e - 127), 0xFF is NaN
+        values = np.exp2(np.arange(256, dtype=np.float64) - 127)
+        values[255] = np.nan
+        return values.astype(np.float32)
+    exp_bits, man_bits, bias = _MINIFLOAT[name]
+    total = 1 + exp_bits + man_bits
+    bits = np.arange(1 << total, dtype=np.uint32)
+    sign = np.where(bits & (1 << (total - 1)), -1.0, 1.0)
     exponent = (bits >> man_bits) & ((1 << exp_bits) - 1)
     mantissa = bits & ((1 << man_bits) - 1)
     normal = (1.0 + mantissa / (1 << man_bits)) * np.exp2(exponent.astype(np.float64) - bias)
@@ -102,16 +113,33 @@ def _float8_table(name: str) -> np.ndarray:
     max_exp = (1 << exp_bits) - 1
     if name == "float8_e4m3fn":  # no infinities; only S.1111.111 is NaN
         values = np.where((exponent == max_exp) & (mantissa == 0b111), np.nan, values)
-    else:  # IEEE-like: exponent all ones → inf / NaN
+    elif name == "float8_e5m2":  # IEEE-like: exponent all ones → inf / NaN
         values = np.where(exponent == max_exp, np.where(mantissa == 0, sign * np.inf, np.nan), values)
+    elif name in ("float8_e4m3fnuz", "float8_e5m2fnuz"):  # no infinities, no -0: 0x80 is the only NaN
+        values = np.where(bits == 0x80, np.nan, values)
     return values.astype(np.float32)
 
 
+#: (exponent bits, mantissa bits, bias) of the small float formats
+_MINIFLOAT = {
+    "float8_e4m3fn": (4, 3, 7), "float8_e5m2": (5, 2, 15), "float8_e4m3fnuz": (4, 3, 8),
+    "float8_e5m2fnuz": (5, 2, 16), "float4_e2m1fn": (2, 1, 1),
+}
+
+
+def unpack_nibbles(packed: np.ndarray, count: int) -> np.ndarray:
+    """``count`` 4-bit codes from bytes packed two per byte, low nibble first."""
+    codes = np.empty(packed.size * 2, dtype=np.uint8)
+    codes[0::2] = packed & 0x0F
+    codes[1::2] = packed >> 4
+    return codes[:count]
+
+
 def to_float32(bits: np.ndarray, name: str) -> np.ndarray:
-    """Decode bfloat16 (uint16 bits) or float8 (uint8 bits) to float32."""
+    """Decode bfloat16 (uint16 bits), float8 (uint8 bits) or float4 (one code per uint8) to float32."""
     if name == "bfloat16":
         return (bits.astype(np.uint32) << 16).view(np.float32)
-    if name in ("float8_e4m3fn", "float8_e5m2"):
+    if name in _FLOAT8:
         return _float8_table(name)[bits]
     raise ValueError(f"{name} needs no float32 conversion")
 

@@ -327,8 +327,16 @@ class TensorFile:
         except KeyError:
             raise KeyError(f"no tensor named {name!r} in {self.path}") from None
 
-    def source_for(self, tensor: Tensor) -> "Source":
-        """The source holding a tensor's bytes: the file's own, or its shard's in a multi-file set."""
+    def source_for(self, tensor: Tensor, component: Component | None = None) -> "Source":
+        """The source holding a tensor's bytes: the file's own, or its shard's in a multi-file set. A component
+        stored in another file (a zTensor v2 part with a ``shard``) names that file's source itself; when the
+        shard could not be opened this raises ``ValueError`` rather than read the wrong file."""
+        if component is not None and component.extra and "shard" in component.extra:
+            source = component.extra.get("source")
+            if source is None:
+                raise ValueError(f"part {component.role!r} of {tensor.name!r} is in shard "
+                                 f"{component.extra['shard']!r}, which is not available")
+            return source
         source = tensor.extra_value("source") or self.source
         if source is None:
             raise ValueError(f"{self.path} has no open source")
@@ -354,6 +362,8 @@ class TensorFile:
     def close(self) -> None:
         if self.source is not None:
             self.source.close()
+        for source in (self.extra.get("_shard_sources") or {}).values():
+            source.close()
 
     def __enter__(self) -> "TensorFile":
         return self

@@ -27,6 +27,9 @@ class FormatHandler:
     sniff: Callable[[bytes, int], bool]   # (first HEAD_BYTES bytes, file size) → is it mine?
     read: Reader
     write: Callable[..., Any] | None = None
+    # (last HEAD_BYTES bytes, file size) → is it mine? Asked only when no head matches: a file whose
+    # first bytes are damaged but whose trailer names the format (zTensor v2's footer magic).
+    sniff_tail: Callable[[bytes, int], bool] | None = None
 
 
 _HANDLERS: list[FormatHandler] = []
@@ -59,7 +62,7 @@ def detect(head: bytes, size: int) -> FormatHandler | None:
 
 def _extension_hint(path: str) -> str:
     ext = os.path.splitext(path)[1].lower()
-    for h in handlers():
+    for h in sorted(handlers(), key=lambda h: h.name):  # by name, not import order: ".zt" → "zt" before "zt-v2"
         if ext in h.extensions:
             return h.name
     return "unknown"
@@ -70,6 +73,10 @@ def read_source(source: Source) -> TensorFile:
     ``readable=False`` with the error in ``problems``."""
     head = source.head(HEAD_BYTES)
     handler = detect(head, source.size)
+    if handler is None:
+        tail = source.tail(HEAD_BYTES)
+        handler = next((h for h in handlers() if h.sniff_tail is not None and h.sniff_tail(tail, source.size)),
+                       None)
     try:
         if handler is None:
             raise _unknown_format_error(source, head)

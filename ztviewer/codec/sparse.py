@@ -117,11 +117,14 @@ def iter_dense_chunks(sparse: Sparse, chunk_elements: int = 1 << 20, raw_bits: b
 
 
 def _u64(tf: TensorFile, tensor: Tensor, role: str, **kw) -> np.ndarray:
+    """Index component as stored: u64, or u32 where the format allows it (zTensor v2)."""
     component = tensor.components[role]
     data = component_bytes(tf, tensor, component, **kw)
-    if len(data) % 8:
-        raise _fail(tensor, f"{role} has {len(data)} bytes, not a whole number of u64 indices", role)
-    return np.frombuffer(data, dtype=storage_dtype(tensor, component, "uint64"))
+    name = "uint32" if component.dtype == "uint32" else "uint64"
+    width = DTYPES[name].itemsize
+    if len(data) % width:
+        raise _fail(tensor, f"{role} has {len(data)} bytes, not a whole number of {name} indices", role)
+    return np.frombuffer(data, dtype=storage_dtype(tensor, component, name))
 
 
 def _values(tf: TensorFile, tensor: Tensor, role: str = "values", **kw) -> np.ndarray:
@@ -135,7 +138,7 @@ def _values(tf: TensorFile, tensor: Tensor, role: str = "values", **kw) -> np.nd
 
 
 def validate_csr(tensor: Tensor, shape: tuple[int, ...], indptr: np.ndarray, indices: np.ndarray,
-                 nnz: int, where: tuple[str, str] = ("indptr", "indices")) -> None:
+                 nnz: int, where: tuple[str, str] = ("indptr", "indices"), sorted_rows: bool = False) -> None:
     if len(shape) != 2:
         raise _fail(tensor, f"sparse_csr needs a 2-D shape, got {list(shape)}", rule="CSR is 2-D")
     rows, cols = shape
@@ -154,6 +157,31 @@ def validate_csr(tensor: Tensor, shape: tuple[int, ...], indptr: np.ndarray, ind
         bad = int(np.argmax(indices >= cols))
         raise _fail(tensor, f"column index {int(indices[bad])} at position {bad} is outside {cols} columns",
                     where[1], "0 <= indices < columns")
+    if sorted_rows and nnz > 1:
+        steps = np.diff(indices.astype(np.int64))
+        row_starts = np.zeros(nnz - 1, dtype=bool)  # step k crosses into a new row when k + 1 starts one
+        starts = indptr[1:-1].astype(np.int64)
+        starts = starts[(starts > 0) & (starts < nnz)]
+        row_starts[starts - 1] = True
+        bad_steps = (steps <= 0) & ~row_starts
+        if bad_steps.any():
+            at = int(np.argmax(bad_steps)) + 1
+            raise _fail(tensor, f"column indices do not increase strictly within a row at position {at}",
+                        where[1], "indices strictly increasing within each row")
+
+
+def validate_unique_coords(tensor: Tensor, shape: tuple[int, ...], coords: np.ndarray, role: str = "coords"
+                           ) -> None:
+    """No two COO elements name the same cell (zTensor v2 ``zt.sparse_coo/1``)."""
+    if coords.shape[1] < 2 or not shape:
+        return
+    if math.prod(shape) < 1 << 62:
+        flat = np.sort(np.ravel_multi_index(tuple(coords.astype(np.int64)), shape))
+        duplicated = bool((np.diff(flat) == 0).any())
+    else:
+        duplicated = len(np.unique(coords.T, axis=0)) != coords.shape[1]
+    if duplicated:
+        raise _fail(tensor, "two elements have the same coordinates", role, "coordinates are unique")
 
 
 def validate_coo(tensor: Tensor, shape: tuple[int, ...], coords: np.ndarray, role: str = "coords") -> None:
@@ -165,8 +193,22 @@ def validate_coo(tensor: Tensor, shape: tuple[int, ...], coords: np.ndarray, rol
                         f"outside the extent {extent}", role, "0 <= coords[d] < shape[d]")
 
 
+V2_DATA_RULE = "layout-data (v2 §5.2, App. A): the decoded data satisfies its layout and logical type rules"
+
+
 def load_sparse(tf: TensorFile, tensor: Tensor, **kw) -> Sparse:
-    """Read and validate a sparse tensor (v1.0 / objects components, or v0.1's packed crate blob)."""
+    """Read and validate a sparse tensor (v1.0 / objects components, v0.1's packed crate blob, or the zTensor
+    v2 profiles, whose data rules also require sorted rows (CSR) and unique coordinates (COO))."""
+    if not (tensor.layout_spelling or "").startswith("zt.sparse_"):
+        return _load_sparse(tf, tensor, False, **kw)
+    try:
+        return _load_sparse(tf, tensor, True, **kw)
+    except SparseStructureError as exc:
+        exc.rule = f"{V2_DATA_RULE}: {exc.rule}"
+        raise
+
+
+def _load_sparse(tf: TensorFile, tensor: Tensor, v2: bool, **kw) -> Sparse:
     shape = tuple(tensor.shape)
     if tensor.extra.get("packed") == "crate":
         return _load_crate(tf, tensor, shape, **kw)
@@ -176,7 +218,7 @@ def load_sparse(tf: TensorFile, tensor: Tensor, **kw) -> Sparse:
                 raise _fail(tensor, f"sparse_csr tensor has no {role!r} component", None, "required components")
         values = _values(tf, tensor, **kw)
         indptr, indices = _u64(tf, tensor, "indptr", **kw), _u64(tf, tensor, "indices", **kw)
-        validate_csr(tensor, shape, indptr, indices, values.size)
+        validate_csr(tensor, shape, indptr, indices, values.size, sorted_rows=v2)
         return SparseCSR(shape, indptr, indices, values, tensor.dtype)  # type: ignore[arg-type]
     for role in ("values", "coords"):
         if role not in tensor.components:
@@ -189,6 +231,8 @@ def load_sparse(tf: TensorFile, tensor: Tensor, **kw) -> Sparse:
                     "coords", "len(coords) = ndim × nnz")
     coords = coords.reshape(ndim, values.size)
     validate_coo(tensor, shape, coords)
+    if v2:
+        validate_unique_coords(tensor, shape, coords)
     return SparseCOO(shape, coords, values, tensor.dtype)
 
 

@@ -156,7 +156,7 @@ class VerifyDigestsTask(Worker):
         from ztviewer.codec.digest import verify_component   # crc32c loads importlib.metadata: not at start-up
 
         try:
-            source = self.tensor_file.source_for(tensor)
+            source = self.tensor_file.source_for(tensor, component)
         except ValueError as exc:  # no open source holds this tensor's bytes
             problem = Problem(Severity.ERROR, str(exc), tensor=tensor.name, component=component.role,
                               offset=component.offset, rule="digest over the stored bytes")

@@ -1,0 +1,49 @@
+"""zTensor v2 (ztensor 2.x, spec Draft 4): magic ``89 5A 54 32 0D 0A 1A 0A``, a 40-byte footer, 4 KiB-aligned
+blobs and a deterministic-CBOR manifest of objects and parts.
+
+Public API (all Qt-free):
+
+* :func:`read` — the registry's reader (``open_file`` uses it for any file starting with the v2 magic).
+* :func:`find_generations`, :class:`Generation`, :func:`read_generation_at` — earlier append generations.
+* :func:`content_digest`, :func:`object_content_digest` — ``zt.content/1`` (§6.4), what ``zt id`` prints.
+* :func:`deep_checks` — whole-file checks for ``ztviewer check``: padding, shard digests.
+* :mod:`.rules` — the rule strings problems name.
+"""
+from __future__ import annotations
+
+from ... import registry
+from . import rules
+from .container import MAGIC
+from .content import content_digest, object_content_digest
+from .deep import deep_checks
+from .generations import Generation, find_generations, read_generation_at
+from .reader import FORMAT, read
+
+
+def sniff(head: bytes, size: int) -> bool:
+    return head[:8] == MAGIC
+
+
+def sniff_tail(tail: bytes, size: int) -> bool:
+    """A v2 footer magic at EOF: a v2 file whose first bytes are damaged, reported as such."""
+    return tail[-8:] == MAGIC
+
+
+HANDLER = registry.register(registry.FormatHandler(
+    name=FORMAT, description="zTensor v2 (ztensor 2.x)", extensions=(".zt",), sniff=sniff, read=read,
+    sniff_tail=sniff_tail))
+
+__all__ = [
+    "FORMAT",
+    "HANDLER",
+    "MAGIC",
+    "Generation",
+    "content_digest",
+    "deep_checks",
+    "find_generations",
+    "object_content_digest",
+    "read",
+    "read_generation_at",
+    "rules",
+    "sniff",
+]

@@ -1,0 +1,84 @@
+"""Blob placement (spec §2.4, §3.6 items 3-4): alignment, bounds, identical-or-disjoint per file.
+
+References are grouped by the file they point into (``None`` for this file, else the shard name) and
+checked from the root manifest alone. Identical references are legal (weight tying): every owner of a
+shared blob is recorded on each of its components as ``extra["shared_with"]``.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ...model import Component, Tensor, error
+from . import rules
+from .container import ALIGNMENT, FOOTER_SIZE
+from .schema import ShardEntry
+
+Owner = tuple[Tensor, Component] | None  # None: the manifest blob
+
+
+def check_blobs(tensors: list[Tensor], manifest: tuple[int, int] | None, file_size: int,
+                shards: dict[str, ShardEntry]) -> None:
+    """Append alignment, bounds and overlap errors to the tensors whose parts break them."""
+    groups: dict[str | None, list[tuple[int, int, Owner]]] = defaultdict(list)
+    if manifest is not None and manifest[1]:
+        groups[None].append((manifest[0], manifest[0] + manifest[1], None))
+    for tensor in tensors:
+        for component in tensor.components.values():
+            shard = component.extra.get("shard")
+            limit = (file_size if shard is None else shards[shard].size) - FOOTER_SIZE
+            offset, end = component.offset, component.offset + component.length
+            where = f" of shard {shard!r}" if shard is not None else ""
+            if offset % ALIGNMENT or offset < ALIGNMENT:
+                tensor.problems.append(error(f"blob offset {offset}{where} is not a multiple of 4096 (>= 4096)",
+                                             tensor=tensor.name, component=component.role, offset=offset,
+                                             rule=rules.BLOB_ALIGNMENT))
+            elif end > limit:
+                tensor.problems.append(error(f"blob [{offset}, {end}){where} runs past the data region, which ends "
+                                             f"at byte {max(limit, 0)}", tensor=tensor.name,
+                                             component=component.role, offset=offset, rule=rules.BLOB_BOUNDS))
+            elif end > offset:
+                groups[shard].append((offset, end, (tensor, component)))
+    for shard, spans in groups.items():
+        _sweep(spans, shard)
+
+
+def _sweep(spans: list[tuple[int, int, Owner]], shard: str | None) -> None:
+    spans.sort(key=lambda s: (s[0], s[1]))
+    reach_start, reach_end = -1, -1
+    reach_owner: Owner = None
+    shared: list[Owner] = []
+    for start, end, owner in spans:
+        if start == reach_start and end == reach_end:
+            shared.append(owner)
+            continue
+        _record_sharing(shared)
+        shared = [owner]
+        if start < reach_end:
+            _overlap(owner, (start, end), reach_owner, (reach_start, reach_end), shard)
+        if end > reach_end:
+            reach_start, reach_end, reach_owner = start, end, owner
+    _record_sharing(shared)
+
+
+def _label(owner: Owner) -> str:
+    return "the manifest" if owner is None else f"{owner[0].name}/{owner[1].role}"
+
+
+def _record_sharing(owners: list[Owner]) -> None:
+    if len(owners) < 2:
+        return
+    labels = [_label(o) for o in owners]
+    for owner, label in zip(owners, labels):
+        if owner is not None:
+            owner[1].extra["shared_with"] = [other for other in labels if other != label]
+
+
+def _overlap(a: Owner, a_span: tuple[int, int], b: Owner, b_span: tuple[int, int], shard: str | None) -> None:
+    where = f" in shard {shard!r}" if shard is not None else ""
+    for owner, span, other, other_span in ((a, a_span, b, b_span), (b, b_span, a, a_span)):
+        if owner is not None:
+            tensor, component = owner
+            tensor.problems.append(error(
+                f"blob [{span[0]}, {span[1]}){where} partially overlaps {_label(other)} "
+                f"[{other_span[0]}, {other_span[1]})", tensor=tensor.name, component=component.role,
+                offset=span[0], rule=rules.BLOB_OVERLAP))

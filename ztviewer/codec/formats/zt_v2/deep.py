@@ -1,0 +1,69 @@
+"""Whole-file checks too costly for opening, run by ``ztviewer check``: zero padding between blobs (a
+warning: §2.4 lets readers ignore it) and each resolved shard's whole-file digest (§7.3 rung 3)."""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import numpy as np
+import xxhash
+
+from ...errors import Cancelled
+from ...model import Problem, TensorFile, error, warning
+from ...source import Source
+from . import rules
+from .container import MAGIC
+
+CHUNK = 8 << 20
+CancelCheck = Callable[[], bool]
+
+
+def deep_checks(tf: TensorFile, cancelled: CancelCheck | None = None) -> list[Problem]:
+    if tf.format != "zt-v2" or tf.source is None or not tf.readable:
+        return []
+    problems = padding_problems(tf, cancelled)
+    for name, source in (tf.extra.get("_shard_sources") or {}).items():
+        entry = tf.extra["_shards"][name]
+        actual = file_digest(source, entry.digest.partition(":")[0], cancelled)
+        if actual != entry.digest:
+            problems.append(error(f"shard {name!r} ({source.path}) has digest {actual}; the root records "
+                                  f"{entry.digest}", rule=rules.SHARD_IDENTITY))
+    return problems
+
+
+def file_digest(source: Source, algorithm: str, cancelled: CancelCheck | None = None) -> str:
+    """``<algorithm>:<hex>`` of a whole file, streamed."""
+    hasher = xxhash.xxh3_64() if algorithm == "xxh3" else hashlib.sha256()
+    for start in range(0, source.size, CHUNK):
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+        hasher.update(source.view(start, min(CHUNK, source.size - start)))
+    return f"{algorithm}:{hasher.hexdigest()}"
+
+
+def padding_problems(tf: TensorFile, cancelled: CancelCheck | None = None) -> list[Problem]:
+    """A warning for each run of non-zero bytes that no blob, manifest or footer of the current generation
+    or an earlier one accounts for."""
+    source = tf.source
+    assert source is not None
+    known = [(0, len(MAGIC))] + [(r.offset, r.end) for r in tf.regions]
+    known += [(c.offset, c.end) for t in tf.tensors for c in t.components.values() if "shard" not in c.extra]
+    for g in tf.extra.get("_generations") or ():
+        known += [(g.manifest_offset, g.manifest_offset + g.manifest_length), (g.footer_offset, g.end)]
+        known += [(offset, offset + length) for offset, length in g.blobs]
+    known.sort()
+    problems: list[Problem] = []
+    cursor = 0
+    for start, end in known + [(source.size, source.size)]:
+        if start > cursor:
+            for at in range(cursor, start, CHUNK):
+                if cancelled is not None and cancelled():
+                    raise Cancelled()
+                chunk = np.frombuffer(source.view(at, min(CHUNK, start - at)), dtype=np.uint8)
+                if chunk.any():
+                    first = at + int(np.argmax(chunk != 0))
+                    problems.append(warning(f"non-zero bytes in the padding [{cursor}, {start}), first at {first}",
+                                            offset=first, rule=rules.PADDING))
+                    break
+        cursor = max(cursor, end)
+    return problems

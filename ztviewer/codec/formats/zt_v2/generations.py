@@ -1,0 +1,159 @@
+"""Append generations (spec §2.5): the footer at EOF defines the file; earlier footers remain inside it.
+
+An appending writer starts after the old EOF and places its first blob (or its manifest) at the next
+aligned offset, so an earlier generation's footer is the last non-zero bytes before the first item the
+next generation appended. Every item start (blob offsets and manifest offsets of the generations found so
+far) is therefore a candidate: skip the zero padding backwards from it, and if the 40 bytes ending there
+are a footer whose magic, version, bounds and manifest hash all check out, that is a generation. Its own
+items become candidates in turn, which finds a whole chain. The bytes examined are capped
+(:data:`SEARCH_BUDGET`), so opening a file with many blobs stays cheap; :func:`find_generations` with
+``budget=None`` searches exhaustively.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...model import TensorFile
+from ...source import Source
+from .cbor_check import decode_strict, loads_fast
+from .container import FOOTER_SIZE, MAGIC, Footer, footer_ending_at
+
+SEARCH_BUDGET = 4 << 20
+_MAX_PADDING = 1 << 20
+_WINDOW = 64 << 10
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """An earlier state of the file: what it was when its footer was at EOF."""
+
+    footer_offset: int
+    end: int               # the file's size in that generation
+    manifest_offset: int
+    manifest_length: int
+    objects: int | None    # object count of its manifest (None when it does not decode)
+    blobs: tuple[tuple[int, int], ...] = ()  # (offset, length) of the local blobs its manifest references
+
+
+def find_generations(tf: TensorFile, budget: int | None = SEARCH_BUDGET) -> list[Generation]:
+    """Earlier generations of a v2 file, newest first."""
+    source = tf.source
+    footer: Footer | None = tf.extra.get("_footer")
+    if source is None or footer is None or footer.is_data_shard:
+        return []
+    starts = {footer.manifest_offset}
+    starts.update(c.offset for t in tf.tensors for c in t.components.values()
+                  if "shard" not in c.extra and c.length)
+    found: dict[int, Generation] = {}
+    pending = sorted(starts, reverse=True)
+    spent = 0
+    seen: set[int] = set()
+    while pending:
+        start = pending.pop(0)
+        if start in seen or start <= len(MAGIC) + FOOTER_SIZE:
+            continue
+        seen.add(start)
+        end, cost = _last_nonzero_end(source, start, None if budget is None else budget - spent)
+        spent += cost
+        if budget is not None and spent >= budget:
+            break
+        if end is None or end in found:
+            continue
+        old = footer_ending_at(source, end)
+        if old is None:
+            continue
+        generation, items = _describe(source, old)
+        found[end] = generation
+        new = [s for s in items if s not in seen]
+        pending = sorted(set(pending).union(new), reverse=True)
+    return sorted(found.values(), key=lambda g: g.end, reverse=True)
+
+
+def _last_nonzero_end(source: Source, start: int, budget: int | None) -> tuple[int | None, int]:
+    """The offset just past the last non-zero byte before ``start`` (looking back at most a bounded
+    padding run), and how many bytes were read."""
+    position = start
+    limit = max(0, start - _MAX_PADDING)
+    read = 0
+    while position > limit:
+        size = min(_WINDOW, position - limit)
+        if budget is not None:
+            size = min(size, budget - read)
+            if size <= 0:
+                return None, read
+        chunk = source.window(position - size, size)
+        read += size
+        stripped = chunk.rstrip(b"\0")
+        if stripped:
+            return position - size + len(stripped), read
+        position -= size
+    return None, read
+
+
+def _describe(source: Source, footer: Footer) -> tuple[Generation, list[int]]:
+    data = source.read(footer.manifest_offset, footer.manifest_length, "manifest")
+    blobs: list[tuple[int, int]] = []
+    objects: int | None = None
+    try:
+        root = loads_fast(data)
+        if root is None:
+            root = decode_strict(data, footer.manifest_offset)
+        entries = root.get("objects") if type(root) is dict else None
+        if type(entries) is dict:
+            objects = len(entries)
+            for entry in entries.values():
+                parts = entry.get("parts") if type(entry) is dict else None
+                for part in (parts.values() if type(parts) is dict else ()):
+                    blob = part.get("blob") if type(part) is dict else None
+                    if (type(blob) is list and len(blob) == 2 and all(type(v) is int and v >= 0 for v in blob)
+                            and "shard" not in part and blob[1]):
+                        blobs.append((blob[0], blob[1]))
+    except ValueError:
+        pass
+    generation = Generation(footer.offset, footer.end, footer.manifest_offset, footer.manifest_length, objects,
+                            tuple(sorted(set(blobs))))
+    return generation, [footer.manifest_offset] + [offset for offset, _ in blobs]
+
+
+def read_generation_at(tf: TensorFile, generation: Generation) -> TensorFile:
+    """The file as it was in an earlier generation, read through a view that ends at that generation's
+    footer. The returned file shares ``tf``'s open file; closing it leaves ``tf`` open."""
+    from .container import parse_footer
+    from .reader import read_generation
+
+    if tf.source is None:
+        raise ValueError(f"{tf.path} has no open source")
+    view = PrefixSource(tf.source, generation.end)
+    footer = parse_footer(view.read(generation.footer_offset, FOOTER_SIZE, "footer"), generation.end)
+    old = read_generation(view, footer)
+    old.extra["generation_of"] = tf.path
+    return old
+
+
+class PrefixSource(Source):
+    """The first ``size`` bytes of an open source, sharing its file and map (closing it does nothing)."""
+
+    def __init__(self, parent: Source, size: int) -> None:
+        self.path = parent.path
+        self.size = min(size, parent.size)
+        self._parent = parent
+        self._file = None
+        self._map = None
+        self._buffer = None
+
+    def _mapped(self) -> memoryview:
+        return self._parent._mapped()
+
+    def _pread(self, offset: int, length: int) -> bytes | None:
+        return self._parent._pread(offset, length)
+
+    def window(self, offset: int, length: int) -> bytes:
+        offset = max(0, min(offset, self.size))
+        return self._parent.window(offset, min(self.size, offset + max(0, length)) - offset)
+
+    def fileno(self) -> int | None:
+        return self._parent.fileno()
+
+    def close(self) -> None:
+        return None
+

@@ -1,0 +1,93 @@
+"""Reading a zTensor v2 file into the model (spec §8): footer, manifest, schema, layouts, blobs, shards."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import CodecError
+from ...model import Region, TensorFile, building_many
+from ...source import Source
+from . import rules
+from .blobs import check_blobs
+from .cbor_check import decode_strict, loads_fast
+from .container import FOOTER_SIZE, MAGIC, Footer, read_footer, read_manifest_bytes
+from .layouts import apply_layout
+from .schema import Manifest, read_objects, read_root
+
+FORMAT = "zt-v2"
+
+
+def read(source: Source) -> TensorFile:
+    with building_many():
+        tf = read_generation(source, read_footer(source))
+    from .shards import resolve_shards
+
+    resolve_shards(tf)
+    from .generations import find_generations
+
+    generations = find_generations(tf)
+    tf.extra["_generations"] = generations
+    if generations:
+        tf.extra["generations"] = [{"footer_offset": g.footer_offset, "size": g.end, "manifest_offset":
+                                    g.manifest_offset, "manifest_length": g.manifest_length, "objects": g.objects}
+                                   for g in generations]
+        for g in generations:
+            tf.regions.append(Region("old-manifest", g.manifest_offset, g.manifest_length,
+                                     f"superseded manifest (generation ending at {g.end})"))
+            tf.regions.append(Region("old-footer", g.footer_offset, FOOTER_SIZE, "superseded footer"))
+    return tf
+
+
+def read_generation(source: Source, footer: Footer) -> TensorFile:
+    """The file as its footer ``footer`` defines it (the one at EOF, or an earlier generation's)."""
+    regions = [Region("magic", 0, len(MAGIC), "v2 magic"), Region("footer", footer.offset, FOOTER_SIZE, "footer")]
+    extra: dict[str, Any] = {"_footer": footer, "version": footer.version, "footer": {
+        "offset": footer.offset, "manifest_offset": footer.manifest_offset,
+        "manifest_length": footer.manifest_length, "manifest_hash": f"{footer.manifest_hash:016x}"}}
+    if footer.is_data_shard:
+        extra["data_shard"] = True
+        extra["structural"] = ("a data shard: blobs without a manifest; only the root file that references it "
+                               "says what they mean")
+        return TensorFile(path=source.path, format=FORMAT, variant="v2 data shard", regions=regions,
+                          source=source, extra=extra)
+    data = read_manifest_bytes(source, footer)
+    regions.insert(1, Region("manifest", footer.manifest_offset, footer.manifest_length, "manifest (CBOR)"))
+    manifest = parse_manifest(data, footer.manifest_offset)
+    check_blobs(manifest.tensors, (footer.manifest_offset, footer.manifest_length), footer.end, manifest.shards)
+    extra["_shards"] = manifest.shards
+    if manifest.unknown:
+        extra["unknown_keys"] = manifest.unknown
+    return TensorFile(path=source.path, format=FORMAT, variant="v2", attributes=manifest.attributes,
+                      tensors=manifest.tensors, regions=regions, source=source, extra=extra)
+
+
+def parse_manifest(data: bytes, offset: int) -> Manifest:
+    """Decode and validate the manifest. The fast path (cbor2 + re-encoding) is confirmed by the strict
+    decoder whenever something it cannot prove turns up, or whenever the schema found an error (so a
+    CBOR violation is reported as such rather than as the schema error it caused)."""
+    root = loads_fast(data)
+    fast = root is not None
+    if root is None:
+        root = decode_strict(data, offset)
+    try:
+        manifest = _schema(root, offset)
+    except CodecError:
+        if fast:
+            decode_strict(data, offset)
+        raise
+    if fast and (manifest.doubtful or any(t.has_errors for t in manifest.tensors)):
+        strict = decode_strict(data, offset)
+        if manifest.doubtful:
+            manifest = _schema(strict, offset)
+    return manifest
+
+
+def _schema(root: Any, offset: int) -> Manifest:
+    manifest = read_root(root, offset)
+    read_objects(manifest, root["objects"])
+    for tensor in manifest.tensors:
+        if not tensor.has_errors:
+            apply_layout(tensor)
+    return manifest
+
+
+__all__ = ["FORMAT", "parse_manifest", "read", "read_generation", "rules"]

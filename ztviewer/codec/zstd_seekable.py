@@ -1,0 +1,151 @@
+"""The zstd seekable format as profile ``zt.zstd-seekable/1`` constrains it: independent zstd frames, each with
+a content checksum and at most 16 MiB of content, all but the last of equal content size, followed by a
+skippable frame holding the seek table.
+
+:class:`SeekableStream` parses and validates the seek table once (bounded work: the entry count is checked
+against the stream's size before anything is allocated), then decodes any byte range of the decoded
+stream by decompressing only the frames that cover it. Each frame's output is bounded by its declared size:
+a frame that would produce more is an error at its first surplus byte, never an allocation.
+"""
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import zstandard
+
+from .errors import Cancelled, DecodeError
+
+SKIPPABLE_MAGIC = 0x184D2A5E
+SEEKABLE_MAGIC = 0x8F92EAB1
+MAX_FRAME = 16 << 20
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_FOOTER = struct.Struct("<IBI")  # number of frames, descriptor, seekable magic
+_ENTRY = struct.Struct("<II")
+RULE = "zt.zstd-seekable/1: zstd frames with checksums + seek table, equal frames, exact decoded_length"
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    stored_offset: int  # within the encoded stream
+    stored_length: int
+    decoded_offset: int
+    decoded_length: int
+
+
+class SeekableStream:
+    """A validated seekable stream over ``stored`` (the part's encoded bytes).
+
+    ``decode_frame`` is the hook that decompresses one frame (tests wrap it to count frames).
+    """
+
+    def __init__(self, stored: memoryview | bytes, decoded_length: int, *, where: dict[str, object] | None = None
+                 ) -> None:
+        self.stored = memoryview(stored)
+        self.decoded_length = decoded_length
+        self.where = where or {}
+        self.frames = self._parse_table()
+        self.frame_size = self.frames[0].decoded_length if self.frames else 0
+
+    def _fail(self, message: str) -> DecodeError:
+        return DecodeError(f"zt.zstd-seekable/1: {message}", rule=RULE, **self.where)  # type: ignore[arg-type]
+
+    def _parse_table(self) -> list[Frame]:
+        data = self.stored
+        n = len(data)
+        if n < 17:
+            raise self._fail(f"{n} bytes is too short for a seek table")
+        count, descriptor, magic = _FOOTER.unpack_from(data, n - 9)
+        if magic != SEEKABLE_MAGIC:
+            raise self._fail("the stream does not end with the seekable footer magic")
+        if descriptor & 0x7F:
+            raise self._fail(f"reserved descriptor bits set (0x{descriptor:02x})")
+        entry_size = 12 if descriptor & 0x80 else 8
+        content = count * entry_size + 9
+        table_start = n - 8 - content
+        if table_start < 0:
+            raise self._fail(f"the seek table declares {count:,} frames, more than {n:,} stored bytes can hold")
+        skippable, size = struct.unpack_from("<II", data, table_start)
+        if skippable != SKIPPABLE_MAGIC or size != content:
+            raise self._fail("malformed seek table skippable frame")
+        frames: list[Frame] = []
+        stored_at = decoded_at = 0
+        for k in range(count):
+            stored_len, decoded_len = _ENTRY.unpack_from(data, table_start + 8 + k * entry_size)
+            if decoded_len > MAX_FRAME:
+                raise self._fail(f"frame {k} declares {decoded_len:,} decoded bytes, above 16 MiB")
+            frames.append(Frame(stored_at, stored_len, decoded_at, decoded_len))
+            stored_at += stored_len
+            decoded_at += decoded_len
+        if decoded_at != self.decoded_length:
+            raise self._fail(f"the seek table totals {decoded_at:,} decoded bytes, decoded_length is "
+                             f"{self.decoded_length:,}")
+        if stored_at != table_start:
+            raise self._fail(f"the frames cover {stored_at:,} bytes, the seek table starts at {table_start:,}")
+        if any(f.decoded_length != frames[0].decoded_length for f in frames[:-1]):
+            raise self._fail("frames other than the last must have equal decoded sizes")
+        if len(frames) > 1 and frames[0].decoded_length == 0:
+            raise self._fail("frames of zero decoded bytes cannot index a stream")
+        return frames
+
+    def decode_frame(self, index: int) -> bytes:
+        """Decompress frame ``index``, checking its checksum flag and its exact size."""
+        frame = self.frames[index]
+        raw = self.stored[frame.stored_offset:frame.stored_offset + frame.stored_length]
+        try:
+            params = zstandard.get_frame_parameters(raw)
+        except zstandard.ZstdError as exc:
+            raise self._fail(f"frame {index} has no valid zstd header: {exc}") from None
+        if not params.has_checksum:
+            raise self._fail(f"frame {index} carries no content checksum")
+        if params.content_size not in (zstandard.CONTENTSIZE_UNKNOWN, frame.decoded_length):
+            raise self._fail(f"frame {index} header declares {params.content_size:,} bytes, the seek table "
+                             f"{frame.decoded_length:,}")
+        out = bytearray(frame.decoded_length + 1)
+        filled = 0
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=False, closefd=False) as reader:
+                view = memoryview(out)
+                while filled < len(out):
+                    got = reader.readinto(view[filled:])
+                    if not got:
+                        break
+                    filled += got
+        except zstandard.ZstdError as exc:
+            raise self._fail(f"frame {index} is corrupt: {exc}") from None
+        if filled != frame.decoded_length:
+            more = "more than" if filled > frame.decoded_length else f"{filled:,} bytes, not"
+            raise self._fail(f"frame {index} decodes to {more} the {frame.decoded_length:,} its entry declares")
+        return bytes(memoryview(out)[:frame.decoded_length])
+
+    def frames_for(self, offset: int, length: int) -> range:
+        """Indices of the frames covering decoded bytes ``[offset, offset + length)``."""
+        if not self.frames or length <= 0:
+            return range(0)
+        size = self.frame_size or 1
+        first = min(offset // size, len(self.frames) - 1)
+        last = min((offset + length - 1) // size, len(self.frames) - 1)
+        return range(first, last + 1)
+
+    def read_range(self, offset: int, length: int) -> bytes:
+        """Decoded bytes ``[offset, offset + length)`` (clipped to the stream), decompressing only the frames
+        that cover them."""
+        if offset < 0 or length < 0:
+            raise ValueError("negative offset or length")
+        length = max(0, min(length, self.decoded_length - offset))
+        pieces = []
+        for index in self.frames_for(offset, length):
+            frame = self.frames[index]
+            data = self.decode_frame(index)
+            lo = max(offset, frame.decoded_offset) - frame.decoded_offset
+            hi = min(offset + length, frame.decoded_offset + frame.decoded_length) - frame.decoded_offset
+            pieces.append(data[lo:hi])
+        return b"".join(pieces)
+
+    def iter_frames(self, cancelled: Callable[[], bool] | None = None) -> Iterator[bytes]:
+        """Every frame's decoded bytes in order."""
+        for index in range(len(self.frames)):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            yield self.decode_frame(index)
