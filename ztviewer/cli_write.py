@@ -36,6 +36,8 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("--del-attr", action="append", default=[], metavar="K", help="delete a file attribute")
     edit.add_argument("--rename", action="append", default=[], metavar="OLD=NEW", help="rename a tensor")
     edit.add_argument("--delete", action="append", default=[], metavar="NAME", help="delete a tensor")
+    edit.add_argument("--compact", action="store_true",
+                      help="zTensor v2 in place: rewrite as a fresh canonical file instead of appending a generation")
     where = edit.add_mutually_exclusive_group(required=True)
     where.add_argument("-o", "--output", help="write the edited file here")
     where.add_argument("--in-place", action="store_true", help="replace FILE (atomically)")
@@ -152,7 +154,8 @@ def cmd_edit(args: argparse.Namespace) -> int:
     commands = _edit_commands(args)
     progress = _Progress()
     try:
-        result = edit_file(args.file, commands, None if args.in_place else args.output, progress=progress)
+        result = edit_file(args.file, commands, None if args.in_place else args.output, progress=progress,
+                           compact=args.compact)
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")

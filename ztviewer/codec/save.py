@@ -141,8 +141,10 @@ def release_sources_of(tensor_file: TensorFile, target: str) -> None:
 
 
 def edit_file(path: str | os.PathLike[str], commands: Iterable[Command], out_path: str | os.PathLike[str] | None = None,
-              *, progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None) -> SaveResult:
-    """Open ``path``, apply ``commands`` in order, and save to ``out_path`` (default: in place).
+              *, progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,
+              compact: bool = False) -> SaveResult:
+    """Open ``path``, apply ``commands`` in order, and save to ``out_path`` (default: in place; a zTensor v2
+    file gets an appended generation unless ``compact``).
 
     A refused command raises before anything is written.
     """
@@ -151,6 +153,6 @@ def edit_file(path: str | os.PathLike[str], commands: Iterable[Command], out_pat
         doc = EditableDocument(tf)
         for command in commands:
             command.apply(doc)
-        return save(doc, out_path, progress=progress, cancelled=cancelled)
+        return save(doc, out_path, progress=progress, cancelled=cancelled, compact=compact)
     finally:
         tf.close()

@@ -200,15 +200,18 @@ class SaveTask(Worker):
     """Save an edited document (``codec.save``: temporary file, fsync, rename) off the GUI thread.
 
     ``progress`` is (bytes written, bytes to write); cancelling removes the temporary file and leaves the
-    target as it was. ``doc`` must not change while the task runs (the GUI passes a copy).
+    target as it was. ``doc`` must not change while the task runs (the GUI passes a copy). ``compact`` writes
+    a zTensor v2 file saved over itself afresh instead of appending a generation.
     """
 
-    def __init__(self, doc: Any, path: str | os.PathLike[str]) -> None:
+    def __init__(self, doc: Any, path: str | os.PathLike[str], compact: bool = False) -> None:
         super().__init__()
         self.doc = doc
         self.path = os.fspath(path)
+        self.compact = compact
 
     def execute(self) -> Any:
         from ztviewer.codec.save import save
 
-        return save(self.doc, self.path, progress=self.report_progress, cancelled=self.is_cancelled)
+        return save(self.doc, self.path, progress=self.report_progress, cancelled=self.is_cancelled,
+                    compact=self.compact)

@@ -31,7 +31,8 @@ from ..editing.conversion import (
 )
 
 ENCODINGS = [("keep", "Keep as stored"), ("raw", "Raw (uncompressed)"), ("zstd", "zstd")]
-DIGESTS = [("keep", "Keep recorded digests"), ("none", "None"), ("crc32c", "crc32c"), ("sha256", "sha256")]
+DIGESTS = [("keep", "Keep recorded digests"), ("none", "None"), ("crc32c", "crc32c"), ("sha256", "sha256"),
+           ("xxh3", "xxh3 (zTensor v2)")]
 _ERROR = "color: #b3261e;"
 _OK = "color: #1b6e2f;"
 

@@ -16,15 +16,16 @@ from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.codec.writers.plan import SPARSE, logical
 from ztviewer.codec.writers.targets import TARGETS
 
-EXTENSIONS = {"zt-v1.0": ".zt", "zt-v0.1": ".zt", "zt-objects": ".zt", "safetensors": ".safetensors", "blz": ".blz"}
-FORMAT_CHOICES = [(key, TARGETS[key].label) for key in ("zt-v1.0", "zt-v0.1", "zt-objects", "safetensors", "blz")]
+EXTENSIONS = {"zt-v2": ".zt", "zt-v1.0": ".zt", "zt-v0.1": ".zt", "zt-objects": ".zt", "safetensors": ".safetensors", "blz": ".blz"}
+FORMAT_CHOICES = [(key, TARGETS[key].label)
+                  for key in ("zt-v2", "zt-v1.0", "zt-v0.1", "zt-objects", "safetensors", "blz")]
 
 
 @dataclass
 class SaveOptions:
     target: str
     compress: Compression = None       # None keeps each component's encoding, "raw", or ("zstd", level)
-    digest: str | None = None          # None keeps digests, "none", "crc32c", "sha256"
+    digest: str | None = None          # None keeps digests, "none", "crc32c", "sha256", "xxh3" (v2)
     densify: bool = False
 
 

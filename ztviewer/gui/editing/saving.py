@@ -50,12 +50,14 @@ class SaveFlow(QObject):
             return
         replaced = ReplacedTabs(self.controller, view, dialog.path)
         if replaced.agreed():
-            self.save(view, verdict.doc, dialog.path, replaced=replaced)
+            self.save(view, verdict.doc, dialog.path, replaced=replaced, compact=True)
 
     def save(self, view: FileView, doc: EditableDocument, path: str, reopen: bool = True,
-             then: Callable[[], None] | None = None, replaced: ReplacedTabs | None = None) -> SaveTask | None:
+             then: Callable[[], None] | None = None, replaced: ReplacedTabs | None = None,
+             compact: bool = False) -> SaveTask | None:
         """Write ``doc`` (copied, so edits and the save do not race) to ``path`` on a worker; None when the
-        tab is already saving (or held by another tab's save over its file)."""
+        tab is already saving (or held by another tab's save over its file). Save As is ``compact``: a zTensor
+        v2 file is written afresh (canonical form) rather than given an appended generation."""
         session = self.controller.session_of(view)
         if session.saving:
             self.window.show_error(f"Cannot save {path}", "the file is being saved; try again once that has finished.")
@@ -66,7 +68,7 @@ class SaveFlow(QObject):
         self.controller.update_actions()
         strip = SaveProgress(path, doc.target.label, view)
         view.layout().addWidget(strip)
-        task = SaveTask(doc.with_target(doc.target), path)
+        task = SaveTask(doc.with_target(doc.target), path, compact)
         strip.cancel_requested.connect(task.cancel)
         task.signals.progress.connect(strip.update_progress)
         self.tasks[id(view)] = task
