@@ -151,7 +151,9 @@ def iter_decoded(
 ) -> Iterator[memoryview]:
     """Stream the decoded bytes of a component in chunks whose sizes are multiples of ``align``.
 
-    A chunk is only valid until the next one is requested (zstd output reuses one buffer). The total is
+    A chunk is only valid until the next one is requested (zstd output reuses one buffer). When the next is
+    requested, the mapped pages read so far are given back (:meth:`Source.drop_pages`; still readable), so
+    streaming a tensor larger than memory keeps the resident size bounded. The total is
     checked against :func:`expected_length`: a stream that ends early or runs long raises
     :class:`DecodeError`; one that would exceed ``limit`` raises :class:`DecodeLimitExceeded`. Nothing
     larger than ``chunk`` (or the expected size, when smaller) is ever allocated.
@@ -160,6 +162,7 @@ def iter_decoded(
     limit = decode_limit() if limit is None else limit
     expected = expected_length(tensor, component)
     stored = stored_view(tf, tensor, component)
+    source = tf.source_for(tensor)
     chunk = max(align, chunk - chunk % align)
     checked = bool(component.extra) and "type" in component.extra
     if component.encoding == "raw":
@@ -169,6 +172,7 @@ def iter_decoded(
             if checked:
                 _check_data(tensor, component, stored[start:start + chunk], start, len(stored))
             yield stored[start:start + chunk]
+            source.drop_pages(component.offset + start, chunk)
         return
     if component.encoding == SEEKABLE:
         _check_size(tensor, component, expected, limit)
@@ -199,6 +203,7 @@ def iter_decoded(
                     raise DecodeError(f"decoded size {produced:,} is not a multiple of the element size {align}",
                                       rule="decoded size = elements × dtype size", **_where(tensor, component))
                 yield buffer[:got]
+                source.drop_pages(component.offset, component.length)  # the part read so far (the rest: no-op)
             _check_end(reader, produced, expected, cap, tensor, component)
     except zstandard.ZstdError as exc:
         raise _zstd_error(exc, produced, tensor, component) from None

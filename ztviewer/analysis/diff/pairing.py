@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ztviewer.codec.content_hash import content_sha256
 from ztviewer.codec.errors import CodecError
-from ztviewer.codec.model import Tensor, TensorFile
+from ztviewer.codec.model import Tensor, TensorFile, building_many
 
 CancelCheck = Callable[[], bool]
 ByteProgress = Callable[[int], None]
 
 
-@dataclass(frozen=True, slots=True)
-class TensorPair:
+class TensorPair(NamedTuple):
     """``a`` / ``b`` is ``None`` for a tensor found on one side only; ``renamed`` when paired by content."""
 
     a: Tensor | None
@@ -29,6 +28,11 @@ class TensorPair:
 def pair_by_name(tf_a: TensorFile, tf_b: TensorFile) -> tuple[list[TensorPair], list[Tensor]]:
     """Pairs in A's order (the k-th tensor of a name in A with the k-th of that name in B) and the tensors of
     B left over, in B's order."""
+    names_b = [t.name for t in tf_b.tensors]
+    if len(set(names_b)) == len(names_b):  # the usual case: one plain dict
+        lookup = dict(zip(names_b, tf_b.tensors))
+        pairs = [TensorPair(t, lookup.pop(t.name, None)) for t in tf_a.tensors]
+        return pairs, list(lookup.values())
     by_name: dict[str, deque[Tensor]] = defaultdict(deque)
     for t in tf_b.tensors:
         by_name[t.name].append(t)
@@ -60,7 +64,8 @@ def pair_tensors(tf_a: TensorFile, tf_b: TensorFile, *, find_renames: bool = Tru
 
     ``progress`` gets the bytes hashed while looking for renames; ``cancelled`` is polled while hashing.
     """
-    pairs, left_b = pair_by_name(tf_a, tf_b)
+    with building_many():  # thousands of small objects: no collector passes over the open files meanwhile
+        pairs, left_b = pair_by_name(tf_a, tf_b)
     left_a = [p.a for p in pairs if p.b is None and p.a is not None]
     if not (find_renames and left_a and left_b):
         return pairs + [TensorPair(None, t) for t in left_b]

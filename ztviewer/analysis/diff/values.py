@@ -42,12 +42,9 @@ def stored_bits(tf: TensorFile, tensor: Tensor, chunk_elements: int,
         component = tensor.components["data"]
         np_dtype = storage_dtype(tensor, component, tensor.dtype)
         size = np_dtype.itemsize
-        source, done = tf.source_for(tensor), 0
         for chunk in iter_decoded(tf, tensor, component, align=size, chunk=chunk_elements * size,
                                   cancelled=cancelled):
             yield _canonical(np.frombuffer(chunk, np_dtype), tensor.dtype)
-            done += len(chunk)  # the consumer is done with that chunk: let its mapped pages go
-            source.drop_pages(component.offset, done if component.encoding == "raw" else component.length)
         return
     if tensor.layout in SPARSE:
         from ztviewer.codec.sparse import iter_dense_chunks, load_sparse
