@@ -175,3 +175,21 @@ def test_a_crash_during_an_in_place_save_keeps_the_previous_generation(tmp_path:
             save(doc)
         monkeypatch.undo()
     assert path.read_bytes() == before and not os.path.exists(journal_path(path))
+
+
+def test_safetensors_to_v2_and_back_is_byte_identical(tmp_path: Path) -> None:
+    src = CORPUS / "safetensors" / "safetensors-0.8.0" / "metadata.safetensors"
+    if not src.is_file():
+        pytest.skip("shared corpus not found")
+    v2, back = tmp_path / "m.zt", tmp_path / "back.safetensors"
+    convert(src, v2, to="zt-v2")
+    convert(v2, back, to="safetensors")
+    assert back.read_bytes() == src.read_bytes()
+
+
+def test_types_v1_cannot_hold_are_refused_on_the_way_back(tmp_path: Path) -> None:
+    path = tmp_path / "f8.zt"
+    save_arrays(path, {"scales": (np.array([127, 128], np.uint8), "float8_e8m0fnu")}, to="zt-v2")
+    assert ztensor.open(str(path))["scales"].logical == "f8_e8m0"
+    with pytest.raises(UnsupportedConversion, match="no float8_e8m0fnu dtype"):
+        convert(path, tmp_path / "v1.zt", to="zt")
