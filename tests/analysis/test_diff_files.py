@@ -23,7 +23,7 @@ from _corpus import CORPUS, corpus_manifest
 from codec.test_multifile_builders import hf_checkpoint
 from codec.zt_builders import V1, zt_bytes
 
-READABLE = [e for e in corpus_manifest() if e["format"] not in ("ztensor-v2",)]
+READABLE = corpus_manifest()  # every generation, zTensor v2 included
 
 
 def ulp_key(x: np.ndarray) -> np.ndarray:
@@ -260,3 +260,20 @@ def test_json_document_of_a_directory_listing_is_stable(tmp_path, checkpoint):
     text = json.dumps(doc, allow_nan=False)
     assert json.loads(text)["identical"] is True
     assert os.fspath(path) in text
+
+
+def test_v1_file_against_its_v2_migration(tmp_path, checkpoint):
+    path, tensors = checkpoint
+    convert(path, tmp_path / "v1.zt", "zt")
+    convert(tmp_path / "v1.zt", tmp_path / "v2.zt", "zt-v2")
+    convert(tmp_path / "v1.zt", tmp_path / "v2z.zt", "zt-v2", compress=("zstd", 3))
+    plain = diff(tmp_path / "v1.zt", tmp_path / "v2.zt")
+    assert plain.unchanged and plain.kind_b.startswith("zt-v2")
+    assert {p.verdict for p in plain.pairs} == {Verdict.IDENTICAL}
+    packed = diff(tmp_path / "v1.zt", tmp_path / "v2z.zt")
+    assert packed.unchanged and {p.verdict for p in packed.pairs} <= {Verdict.SAME_CONTENT, Verdict.IDENTICAL}
+    w = tensors["w"].copy()
+    w[0, 0] = np.nan
+    save_file({**tensors, "w": w}, str(tmp_path / "nan.safetensors"), metadata={"step": "100"})
+    changed = by_name(diff(tmp_path / "v2z.zt", tmp_path / "nan.safetensors"))["w"]
+    assert changed.verdict is Verdict.DIFFERENT and changed.stats.nan_mismatch == 1 == changed.stats.differing

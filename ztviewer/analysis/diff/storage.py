@@ -46,8 +46,8 @@ def storage_changes(a: Tensor, b: Tensor) -> list[str]:
     elif a.extra_value("packed") != b.extra_value("packed"):
         changes.append(f"packing {a.extra_value('packed') or 'components'} → {b.extra_value('packed') or 'components'}")
     ca, cb = a.components, b.components
-    if list(ca) != list(cb) and a.layout == b.layout:
-        changes.append(f"components {_joined(list(ca))} → {_joined(list(cb))}")
+    if set(ca) != set(cb) and a.layout == b.layout:
+        changes.append(f"components {_joined(sorted(ca))} → {_joined(sorted(cb))}")
     for label, key in (("encoding", lambda c: c.encoding), ("byte order", lambda c: c.byte_order),
                        ("checksum", _digest_kind)):
         va = sorted({key(c) for c in ca.values()})
@@ -63,10 +63,10 @@ def same_description(a: Tensor, b: Tensor) -> bool:
             b.dtype, tuple(b.shape), b.layout, b.extra_value("packed")):
         return False
     ca, cb = a.components, b.components
-    if list(ca) != list(cb):
+    if set(ca) != set(cb):
         return False
-    return all((x.encoding, x.byte_order, x.length) == (y.encoding, y.byte_order, y.length)
-               for x, y in zip(ca.values(), cb.values()))
+    return all((x.encoding, x.byte_order, x.length) == (cb[role].encoding, cb[role].byte_order, cb[role].length)
+               for role, x in ca.items())
 
 
 def same_stored_bytes(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, *,
