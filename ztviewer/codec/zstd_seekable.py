@@ -23,7 +23,8 @@ MAX_FRAME = 16 << 20
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _FOOTER = struct.Struct("<IBI")  # number of frames, descriptor, seekable magic
 _ENTRY = struct.Struct("<II")
-RULE = "zt.zstd-seekable/1: zstd frames with checksums + seek table, equal frames, exact decoded_length"
+RULE = ("encoding (v2 §5.3, zt.zstd-seekable/1): zstd frames with checksums, a valid seek table, equal frames "
+        "of at most 16 MiB, exactly decoded_length bytes")
 
 
 @dataclass(frozen=True, slots=True)

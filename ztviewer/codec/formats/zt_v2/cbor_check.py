@@ -66,7 +66,7 @@ def _float_is_shortest_f64(value: float) -> bool:
     if math.isnan(value):
         return False
     try:
-        return _SINGLE.unpack(_SINGLE.pack(value))[0] != value
+        return bool(_SINGLE.unpack(_SINGLE.pack(value))[0] != value)
     except OverflowError:
         return True
 
@@ -269,7 +269,7 @@ class _Strict:
 
 def _fits_half(value: float) -> bool:
     try:
-        return _HALF.unpack(_HALF.pack(value))[0] == value
+        return bool(_HALF.unpack(_HALF.pack(value))[0] == value)
     except OverflowError:
         return False
 

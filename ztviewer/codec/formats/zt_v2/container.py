@@ -53,7 +53,8 @@ class Footer:
 
 
 def parse_footer(raw: bytes, end: int) -> Footer:
-    return Footer(*_FOOTER.unpack(raw), end=end)  # type: ignore[arg-type]
+    manifest_offset, manifest_length, manifest_hash, version, reserved, magic = _FOOTER.unpack(raw)
+    return Footer(manifest_offset, manifest_length, manifest_hash, version, reserved, magic, end)
 
 
 def read_footer(source: Source) -> Footer:

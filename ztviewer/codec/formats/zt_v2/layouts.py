@@ -174,7 +174,7 @@ def _mx(tensor: Tensor) -> list[tuple[str, str | None, str]]:
     block = _uint(attributes, "block_size")
     rank = len(tensor.shape)
     axis = _uint(attributes, "axis") if "axis" in attributes else rank - 1
-    bad = None
+    bad: tuple[str, str | None] | None = None
     if scales.extra["dtype"] != "u8" or scales.extra.get("type") != "f8_e8m0":
         bad = ("'scales' must be u8 with type f8_e8m0", "scales")
     elif attributes.get("scale_form") != "e8m0_exponent":

@@ -130,7 +130,7 @@ def _shard_table(table: Any, offset: int) -> tuple[dict[str, ShardEntry], bool]:
         if why_digest:
             raise SchemaError(f"shard {name!r}: {why_digest}", offset=offset, rule=rules.SCHEMA)
         doubtful |= plain_value_issue(entry, 2)
-        shards[name] = ShardEntry(name, size, digest)
+        shards[name] = ShardEntry(name, size, str(digest))
     return shards, doubtful
 
 

@@ -43,20 +43,18 @@ def resolve_shards(tf: TensorFile) -> None:
                            "path": shard_path(tf.path, name), "resolved": name in sources}
                           for name, entry in shards.items()]
     for tensor in tf.tensors:
-        used = set()
+        used: set[str | None] = set()
         for component in tensor.components.values():
-            name = component.extra.get("shard")
-            if name is None:
-                used.add(None)
-                continue
-            used.add(name)
-            component.extra["source"] = sources.get(name)
-        if len(used) == 1 and None not in used:
-            name = next(iter(used))
-            if name in sources:
-                tensor.extra["source"] = sources[name]
+            shard: str | None = component.extra.get("shard")
+            used.add(shard)
+            if shard is not None:
+                component.extra["source"] = sources.get(shard)
+        only = next(iter(used)) if len(used) == 1 else None
+        if only is not None:
+            if only in sources:
+                tensor.extra["source"] = sources[only]
             else:
-                tensor.problems.append(error(f"its bytes are in shard {name!r}, which is not available",
+                tensor.problems.append(error(f"its bytes are in shard {only!r}, which is not available",
                                              tensor=tensor.name, rule=rules.SHARD_MISSING))
 
 
