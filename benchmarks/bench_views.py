@@ -102,7 +102,7 @@ def first_paint_rows(tmpdir: Path, quick: bool) -> list[dict]:
 
     from ztviewer.codec import open_file
     from ztviewer.gui.views.inspect import InspectPanel
-    from ztviewer.gui.views.inspect.cache import DecodedCache
+    from ztviewer.session.decode_cache import DecodedCache
 
     tf = open_file(path)
     tensor = tf.tensor("plane")
@@ -228,7 +228,7 @@ _MEMORY_SCRIPT = textwrap.dedent("""
     panel.set_file(tf)
     heat = panel.heatmap
     small = np.zeros((4, 4), np.float32)
-    from ztviewer.gui.views.inspect.data import DenseData
+    from ztviewer.session.inspect_data import DenseData
     heat.set_data(DenseData(small, "float32"), "warm-up")   # load every code path before the baseline
     app.processEvents()
     before = hwm()

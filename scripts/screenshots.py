@@ -63,7 +63,7 @@ def sparse_big_file(path: Path):
     """A multi-GiB file made of holes (no disk space), with a hand-made model that records digests."""
     from ztviewer.codec import Component, Region, Tensor, TensorFile
     from ztviewer.codec.source import Source
-    from ztviewer.gui.file_layout import build_layout
+    from ztviewer.session.file_layout import build_layout
     from ztviewer.workers.tasks import OpenedFile
 
     layer = 512 << 20

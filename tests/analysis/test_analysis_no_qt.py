@@ -4,7 +4,8 @@ import sys
 
 MODULES = ["ztviewer.analysis", "ztviewer.analysis.reduce", "ztviewer.analysis.slicing", "ztviewer.analysis.spy",
            "ztviewer.analysis.stats", "ztviewer.analysis.structure", "ztviewer.analysis.tensor_stats",
-           "ztviewer.analysis.tt_view", "ztviewer.analysis.diff"]
+           "ztviewer.analysis.tt_view", "ztviewer.analysis.diff", "ztviewer.analysis.mapped",
+           "ztviewer.analysis.plane_jobs", "ztviewer.analysis.spy_sources"]
 
 
 def test_analysis_imports_no_qt() -> None:

@@ -10,7 +10,7 @@ import pytest
 from window_helpers import open_in_window
 from ztviewer.codec import open_file
 from ztviewer.gui.models.tensor_tree import Column, TreeRole
-from ztviewer.gui.formatting import shape_text
+from ztviewer.session.formatting import shape_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _corpus import CORPUS, corpus_available  # noqa: E402

@@ -10,7 +10,7 @@ from window_helpers import open_in_window
 
 from ztviewer.codec.writers.arrays import save_arrays
 from ztviewer.gui.editing.attributes_model import AttrColumn
-from ztviewer.gui.editing.value_text import InvalidValue, parse
+from ztviewer.session.value_text import InvalidValue, parse
 
 ARRAYS = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.arange(4, dtype=np.int64)}
 

@@ -6,7 +6,7 @@ from PySide6.QtCore import QPoint, Qt
 from synthetic_files import Spec, build_file
 from ztviewer.codec import Component, Region, Tensor, TensorFile
 from ztviewer.codec.source import Source
-from ztviewer.gui.file_layout import build_layout
+from ztviewer.session.file_layout import build_layout
 
 
 def test_segments_cover_every_byte_once(sample_file):
@@ -140,7 +140,7 @@ def test_file_map_columns_pick_the_most_telling_segment(tmp_path):
 def test_zero_spans_reads_near_spans_together(tmp_path):
     import numpy as np
 
-    from ztviewer.gui.layout_padding import zero_spans
+    from ztviewer.session.layout_padding import zero_spans
 
     path = tmp_path / "bytes.bin"
     data = bytearray(3 << 20)

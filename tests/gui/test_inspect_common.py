@@ -7,7 +7,7 @@ from PySide6.QtCore import QThreadPool
 
 from ztviewer.codec import open_file
 from ztviewer.codec.writers.arrays import save_arrays
-from ztviewer.gui.views.inspect.cache import DecodedCache
+from ztviewer.session.decode_cache import DecodedCache
 
 SIZE = (960, 640)
 

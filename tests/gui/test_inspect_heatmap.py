@@ -8,11 +8,11 @@ from PySide6.QtCore import QRectF
 
 from test_inspect_common import (cache, heatmap, heatmap_painted, open_arrays, panel, pool,  # noqa: F401
                                  show_and_wait, wait_idle)
+from ztviewer.analysis.plane_jobs import Inline, reduce_region
 from ztviewer.analysis.reduce import block_reduce, strided_preview
 from ztviewer.codec.dtypes import to_float32
 from ztviewer.gui.views.inspect import levels as lv
-from ztviewer.gui.views.inspect.data import DenseData
-from ztviewer.gui.views.inspect.jobs import Inline, reduce_region
+from ztviewer.session.inspect_data import DenseData
 
 
 def show(qtbot, view, array, dtype_name=None, **kw):
@@ -227,7 +227,7 @@ def test_zstd_tensor_is_decoded_once_with_progress_into_the_cache(qtbot, panel, 
 
 def test_tensor_beyond_the_cache_budget_is_refused_with_a_message(qtbot, pool, open_arrays):
     from ztviewer.gui.views.inspect import InspectPanel
-    from ztviewer.gui.views.inspect.cache import DecodedCache
+    from ztviewer.session.decode_cache import DecodedCache
 
     widget = InspectPanel(pool, DecodedCache(budget=1000))
     qtbot.addWidget(widget)

@@ -10,11 +10,11 @@ from PySide6.QtGui import QImage
 
 from _corpus import corpus_manifest
 from test_inspect_common import cache, heatmap_painted, open_arrays, painted, panel, pool  # noqa: F401
+from ztviewer.analysis.mapped import ReleasingPlane, file_mapped, release, releasing
 from ztviewer.codec import open_file
-from ztviewer.gui.views.inspect.cache import DecodedCache, owned_bytes
-from ztviewer.gui.views.inspect.data import view_kind
 from ztviewer.gui.views.inspect.export import SliceSource, save_png, save_svg, write_csv, write_npy
-from ztviewer.gui.views.inspect.mapped import ReleasingPlane, file_mapped, release, releasing
+from ztviewer.session.decode_cache import DecodedCache, owned_bytes
+from ztviewer.session.inspect_data import view_kind
 
 EXPECTED_VIEW = {"dense": "heatmap", "sparse": "sparse", "tt": "tt", "structural": "note"}
 

@@ -135,7 +135,7 @@ def test_properties_of_the_file(qtbot, file_view, sample_file):
 
 
 def test_nested_attribute_values_become_subtrees():
-    from ztviewer.gui.properties import value_props
+    from ztviewer.session.properties import value_props
 
     prop = value_props("Attributes", {"a": {"b": [1, 2]}, "blob": b"\x00\x01", "many": list(range(5))})
     a = prop.children[0]

@@ -9,9 +9,9 @@ from PySide6.QtCore import QModelIndex, Qt
 from synthetic_files import Spec, build_file
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.gui.models.tensor_tree import Column, TensorTreeModel, TreeRole
-from ztviewer.gui.models.tree_nodes import NodeKind, TensorGroup
+from ztviewer.session.tree_nodes import NodeKind, TensorGroup
 from ztviewer.gui.models.tree_proxy import TensorFilterProxy, name_matcher
-from ztviewer.workers.tasks import DigestState
+from ztviewer.codec.digest_state import DigestState
 
 
 def rows(model, parent: QModelIndex) -> list[QModelIndex]:

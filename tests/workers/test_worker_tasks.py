@@ -11,7 +11,8 @@ from PySide6.QtCore import QThreadPool
 
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.source import Source
-from ztviewer.workers.tasks import DigestState, OpenFileTask, VerifyDigestsTask, read_tensor_file
+from ztviewer.codec.digest_state import DigestState
+from ztviewer.workers.tasks import OpenFileTask, VerifyDigestsTask, read_tensor_file
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS), str(TESTS / "gui")]

@@ -6,15 +6,15 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QStyledItemDelegate, QToolButton, QTreeView, QVBoxLayout, QWidget)
 
 from ztviewer.codec import Component, Problem, Region, Tensor, TensorFile
+from ztviewer.session import properties
+from ztviewer.session.file_layout import FileLayout, Segment, build_layout, stored_here
+from ztviewer.session.tree_nodes import NodeKind, TensorGroup
 from ztviewer.workers.tasks import OpenedFile
 
-from . import properties
-from .file_layout import FileLayout, Segment, build_layout, stored_here
 from .inspect_tab import add_inspect_tab
 from .models.filter_switch import FilterSwitch
 from .models.problems_model import ProblemsModel
 from .models.tensor_tree import Column, TensorTreeModel, TreeRole
-from .models.tree_nodes import NodeKind, TensorGroup
 from .models.tree_proxy import TensorFilterProxy
 from .verify_controller import VerifyController
 from .views.file_map import FileMap

@@ -12,12 +12,12 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 from shiboken6 import Shiboken
 
 from ztviewer import __version__
+from ztviewer.session.file_layout import build_layout
+from ztviewer.session.formatting import exact_bytes, human_bytes
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
 from .editing.controller import EditController
-from .file_layout import build_layout
 from .file_view import FileView
-from .formatting import exact_bytes, human_bytes
 from .recent_files import RecentFiles
 from .views.data_inspector import DataInspector
 from .views.problems_panel import ProblemsPanel

@@ -5,9 +5,10 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from ztviewer.codec import Problem, Tensor, TensorFile
 from ztviewer.codec.model import Component
-from ztviewer.workers.tasks import ComponentCheck, DigestState, VerifyDigestsTask
+from ztviewer.codec.digest_state import DigestState
+from ztviewer.workers.tasks import ComponentCheck, VerifyDigestsTask
 
-from .formatting import human_bytes
+from ztviewer.session.formatting import human_bytes
 from .models.problems_model import ProblemsModel
 from .models.tensor_tree import TensorTreeModel
 from .views.verify_progress import VerifyProgress

@@ -4,10 +4,10 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Callable, Sequence
 
 from ztviewer.codec import Problem, Severity, TensorFile
+from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.errors import CodecError, DigestMismatch
 from ztviewer.codec.model import Component, Tensor
 from ztviewer.codec.source import Source
@@ -68,20 +68,6 @@ def read_tensor_file(path: str) -> TensorFile:
                           rule="internal reader error")
         ext = os.path.splitext(path)[1].lstrip(".").lower() or "unknown"
         return TensorFile(path=path, format=ext, source=source, readable=False, problems=[problem])
-
-
-class DigestState(str, Enum):
-    """Verification state of one component's recorded digest."""
-
-    NONE = "none"            # the file records no digest
-    UNCHECKED = "unchecked"  # a digest is recorded, not verified yet
-    OK = "ok"
-    MISMATCH = "mismatch"
-    INVALID = "invalid"      # the recorded digest cannot be checked (malformed, unsupported, out of file)
-
-    @classmethod
-    def initial(cls, component: Component) -> "DigestState":
-        return cls.NONE if component.digest is None else cls.UNCHECKED
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from ztviewer.codec.writers.document import EditableDocument
 
-from ..editing.conversion import (
+from ztviewer.session.conversion import (
     FORMAT_CHOICES,
     SaveOptions,
     Verdict,

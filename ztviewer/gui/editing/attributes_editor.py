@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import value_text
+from ztviewer.session import value_text
 from .attributes_model import KIND_ROLE, VALUE_ROLE, AttrColumn, AttributesModel
 from .session import EditSession
 

@@ -28,7 +28,7 @@ from ztviewer.codec.edit import (
 )
 from ztviewer.codec.errors import EditRefused
 
-from . import value_text
+from ztviewer.session import value_text
 from .session import EditSession
 
 AnyIndex = QModelIndex | QPersistentModelIndex

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..formatting import human_bytes
+from ztviewer.session.formatting import human_bytes
 
 _STEPS = 1000
 

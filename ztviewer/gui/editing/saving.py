@@ -35,7 +35,7 @@ class SaveFlow(QObject):
         if session is None or session.saving:
             return None
         from ..dialogs.save_as import SaveAsDialog
-        from .conversion import with_extension
+        from ztviewer.session.conversion import with_extension
 
         root, _ = os.path.splitext(view.tensor_file.path)
         dialog = SaveAsDialog(session.doc, with_extension(root + "-edited", session.doc.target.key), self.window)

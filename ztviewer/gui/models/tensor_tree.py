@@ -12,13 +12,13 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from ztviewer.codec import Component, Tensor, TensorFile
-from ztviewer.workers.tasks import DigestState
+from ztviewer.codec.digest_state import DigestState
+from ztviewer.session.digest_states import DigestStates
+from ztviewer.session.tree_nodes import (FILE_ID, GROUP_FLAG, SLOT_MASK, Grouping, NodeKind, TensorGroup,
+                                         component_id, component_slot, kind_of, tensor_id, tensor_position)
 
 from . import tree_text
-from .digest_states import DigestStates
 from .tree_roles import COLUMN_COUNT, HEADERS, Column, TreeRole
-from .tree_nodes import (FILE_ID, GROUP_FLAG, SLOT_MASK, Grouping, NodeKind, TensorGroup, component_id,
-                         component_slot, kind_of, tensor_id, tensor_position)
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 _COLUMNS = tuple(Column)

@@ -6,8 +6,9 @@ import re
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 
+from ztviewer.session.tree_nodes import NodeKind, kind_of, tensor_position
+
 from .tensor_tree import TensorTreeModel
-from .tree_nodes import NodeKind, kind_of, tensor_position
 
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _GLOB_CHARS = re.compile(r"[*?\[]")

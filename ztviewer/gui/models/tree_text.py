@@ -8,12 +8,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QStyle
 
 from ztviewer.codec import Component, Tensor, TensorFile
-from ztviewer.workers.tasks import DigestState
+from ztviewer.codec.digest_state import DigestState
+from ztviewer.session.digest_states import DigestStates, PRIORITY
+from ztviewer.session.formatting import exact_bytes, hex_offset, human_bytes, natural_key, shape_text
+from ztviewer.session.tree_nodes import TensorGroup
 
 from .. import theme
-from ..formatting import exact_bytes, hex_offset, human_bytes, natural_key, shape_text
-from .digest_states import DigestStates, PRIORITY
-from .tree_nodes import TensorGroup
 from .tree_roles import Column, TreeRole
 
 if TYPE_CHECKING:

@@ -13,9 +13,10 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from ztviewer.session.file_layout import FileLayout, Segment
+from ztviewer.session.formatting import human_bytes
+
 from .. import theme
-from ..file_layout import FileLayout, Segment
-from ..formatting import human_bytes
 from .file_map_columns import column_winners
 
 # Which segment colours a pixel column that several share (higher wins).

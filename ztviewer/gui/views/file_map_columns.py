@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..file_layout import FileLayout
+from ztviewer.session.file_layout import FileLayout
 
 DEFAULT_PRIORITY = 2
 

@@ -13,9 +13,9 @@ from PySide6.QtGui import (QColor, QFontDatabase, QFontMetricsF, QKeyEvent, QMou
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from ztviewer.codec.source import Source
+from ztviewer.session.file_layout import FileLayout
 
 from .. import theme
-from ..file_layout import FileLayout
 
 ROW_BYTES = 16
 MAX_SCROLL = 1 << 30

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
-from ..properties import Prop
+from ztviewer.session.properties import Prop
 
 _EXPANDED = {"File", "Group", "Manifest", "Component", "Derived", "Problems", "Attributes"}
 

@@ -6,7 +6,7 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from ..formatting import human_bytes
+from ztviewer.session.formatting import human_bytes
 
 _STEPS = 1000
 

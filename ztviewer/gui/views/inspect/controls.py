@@ -7,11 +7,11 @@ from PySide6.QtGui import QDoubleValidator
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit, QSizePolicy,
                                QToolButton, QWidget)
 
+from ztviewer.analysis.plane_jobs import METHOD_HELP, METHODS
 from ztviewer.analysis.slicing import COMPLEX_MODES
 
 from . import levels as lv
 from .flow_layout import FlowLayout, group
-from .jobs import METHOD_HELP, METHODS
 
 
 def combo(items, tooltip: str, name: str) -> QComboBox:

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
 from ztviewer.analysis.stats import TensorStats
 from ztviewer.analysis.tensor_stats import file_statistics
 from ztviewer.codec.model import Tensor, TensorFile
+from ztviewer.session.formatting import shape_text
 
-from ...formatting import shape_text
 from .runner import JobSlot
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1

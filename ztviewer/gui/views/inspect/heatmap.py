@@ -13,14 +13,14 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QToolButton, QVBoxLayout, QWidget
 
+from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, render_plane
+from ztviewer.session.inspect_data import DenseData, TTData, format_value
 
 from . import levels as lv
 from .axes_panel import AxisSelector
 from .controls import DisplayControls
-from .data import DenseData, TTData, format_value
 from .export import ExportButton, SliceSource, tensor_export_job
 from .image_plot import ImagePlot
-from .jobs import METHODS, Inline, Rendered, render_plane
 from .line_view import LinePlot
 from .progress import DelayedProgress
 from .line_control import LineController

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import format_value
-from .jobs import Inline, LineData, render_line
+from ztviewer.analysis.plane_jobs import Inline, LineData, render_line
+from ztviewer.session.inspect_data import format_value
+
 from .runner import JobSlot
 
 SYNC_POINTS = 1 << 16

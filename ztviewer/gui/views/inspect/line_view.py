@@ -7,8 +7,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QColor
 
+from ztviewer.analysis.plane_jobs import LineData
+
 from .image_plot import SETTLE_MS, IndexAxis, palette_colors, style_plot
-from .jobs import LineData
 
 LINE_COLOR = QColor(0x1F, 0x77, 0xB4)
 SYMBOLS_BELOW = 80

@@ -9,16 +9,17 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
+from ztviewer.analysis.spy_sources import DensePlaneSource
 from ztviewer.codec.model import Component, Tensor, TensorFile
+from ztviewer.session.decode_cache import DecodedCache, shared_cache
+from ztviewer.session.formatting import human_bytes, shape_text
+from ztviewer.session.inspect_data import (describe_error, expected_nbytes, load_dense, load_sparse, load_tt,
+                                           presentations, view_kind)
 
-from ...formatting import human_bytes, shape_text
-from .cache import DecodedCache, shared_cache
-from .data import describe_error, expected_nbytes, load_dense, load_sparse, load_tt, presentations, view_kind
 from .file_stats import FileStatsView
 from .heatmap import HeatmapView
 from .runner import JobSlot
 from .sparse_view import SparseView
-from .spy_sources import DensePlaneSource
 from .stats_view import StatsView
 from .tt_view import TTView
 

@@ -12,13 +12,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSplitter, QToolButton, QVBoxLayout, QWidget
 
+from ztviewer.analysis.spy_sources import CooPlaneSource, Prepared, SpyResult, prepare, spy_region
+
 from . import levels as lv
 from .axes_panel import AxisSelector
 from .export import ExportButton, SliceSource
 from .image_plot import ImagePlot, IndexAxis, palette_colors, style_plot
 from .progress import DelayedProgress
 from .runner import JobSlot
-from .spy_sources import CooPlaneSource, Prepared, SpyResult, prepare, spy_region
 
 PROFILE_COLOR = QColor(0x4C, 0x72, 0xB0)
 
@@ -177,7 +178,7 @@ class SparseView(QWidget):
         def make(ctx):
             sparse = loader(ctx)
             if hasattr(sparse, "indptr"):
-                from .spy_sources import CsrSource
+                from ztviewer.analysis.spy_sources import CsrSource
 
                 return CsrSource(sparse)
             return CooPlaneSource.from_coo(sparse, axes if coo else (0, 1), fixed if coo and not project else {},

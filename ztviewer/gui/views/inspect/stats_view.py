@@ -12,9 +12,9 @@ from ztviewer.analysis.stats import TensorStats, array_chunks, compute_stats
 from ztviewer.analysis.tensor_stats import tensor_stats
 from ztviewer.codec.model import Tensor, TensorFile
 
-from .cache import DecodedCache
-from .data import load_dense, presented_as, view_kind
-from .mapped import release
+from ztviewer.session.decode_cache import DecodedCache
+from ztviewer.session.inspect_data import load_dense, presented_as, view_kind
+from ztviewer.analysis.mapped import release
 from .image_plot import palette_colors, style_plot
 from .progress import DelayedProgress
 from .runner import JobSlot

@@ -15,10 +15,10 @@ from ztviewer.analysis.reduce import Image, block_reduce
 from ztviewer.analysis.tt_view import (TTSummary, core_slice, left_unfolding, right_unfolding, singular_values,
                                        tt_summary)
 
-from ...formatting import human_bytes, shape_text
+from ztviewer.session.formatting import human_bytes, shape_text
+from ztviewer.session.inspect_data import TTData
 from . import levels as lv
 from .chain_diagram import ChainDiagram
-from .data import TTData
 from .export import ExportButton, SliceSource
 from .heatmap import HeatmapView
 from .image_plot import ImagePlot, IndexAxis, palette_colors, style_plot

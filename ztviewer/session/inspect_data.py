@@ -21,7 +21,7 @@ from ztviewer.codec.dtypes import DTYPES
 from ztviewer.codec.errors import Cancelled, CodecError, DecodeError, DecodeLimitExceeded
 from ztviewer.codec.model import Tensor, TensorFile
 
-from .cache import DecodedCache, owned_bytes
+from .decode_cache import DecodedCache, owned_bytes
 
 Progress = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]

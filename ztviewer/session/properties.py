@@ -8,7 +8,7 @@ from ztviewer.codec import Component, Tensor, TensorFile
 
 from .file_layout import FileLayout
 from .formatting import alignment_of, byte_range, exact_bytes, shape_text, short_value
-from .models.tree_nodes import TensorGroup
+from .tree_nodes import TensorGroup
 
 MAX_ITEMS = 200
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Sequence
 
-from ..formatting import natural_key
+from .formatting import natural_key
 
 FILE_ID = 1 << 61
 GROUP_FLAG = 1 << 60
