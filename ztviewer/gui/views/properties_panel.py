@@ -10,7 +10,7 @@ _EXPANDED = {"File", "Group", "Manifest", "Component", "Derived", "Problems", "A
 
 
 class PropertiesPanel(QTreeWidget):
-    """A two-column tree of :class:`~ztviewer.gui.properties.Prop` rows; Ctrl+C copies the selected values."""
+    """A two-column tree of :class:`~ztviewer.session.properties.Prop` rows; Ctrl+C copies the selected values."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
