@@ -27,6 +27,7 @@ CHUNK = 64 << 20
 BIG_BYTES = {False: 2 << 30, True: 8 << 20}
 ZSTD_BYTES = {False: 256 << 20, True: 4 << 20}
 MANY_TENSORS = {False: 10_000, True: 500}
+HUGE_TENSORS = {False: 1_000_000, True: 20_000}
 
 _CACHE: dict[tuple[str, str], Any] = {}
 
@@ -75,10 +76,11 @@ class ZtV10Writer:
                               "components": {"data": component}}
         return {**component, "_digests": found}
 
-    def finish(self) -> int:
-        """Write manifest and footer; returns where the manifest starts (the end of the blobs)."""
+    def finish(self, objects: bool = False) -> int:
+        """Write manifest and footer (with ``objects``, of the v1.x objects layout: short dtype names in the
+        component, a trailing magic); returns where the manifest starts (the end of the blobs)."""
         data_end = self._pos
-        self._file.write(manifest_bytes(self.tensors))
+        self._file.write(objects_manifest_bytes(self.tensors) if objects else manifest_bytes(self.tensors))
         self._file.close()
         return data_end
 
@@ -88,6 +90,19 @@ def manifest_bytes(tensors: dict[str, dict[str, Any]]) -> bytes:
                 "tensors": dict(sorted(tensors.items()))}
     body = cbor2.dumps(manifest)
     return body + struct.pack("<Q", len(body))
+
+
+_SHORT = {"float32": "f32", "float16": "f16", "float64": "f64", "int32": "i32", "int64": "i64", "uint8": "u8",
+          "bool": "bool", "bfloat16": "bf16"}
+
+
+def objects_manifest_bytes(tensors: dict[str, dict[str, Any]]) -> bytes:
+    objects = {name: {"shape": t["shape"], "format": t["format"],
+                      "components": {"data": {"dtype": _SHORT[t["dtype"]], **t["components"]["data"]}}}
+               for name, t in sorted(tensors.items())}
+    body = cbor2.dumps({"version": "1.2.0", "generator": "ztviewer-benchmarks", "attributes": {},
+                        "objects": objects})
+    return body + struct.pack("<Q", len(body)) + MAGIC_V10
 
 
 def replace_manifest(path: Path, data_end: int, tensors: dict[str, dict[str, Any]]) -> None:
@@ -199,24 +214,43 @@ def many_safetensors(tmpdir: Path, quick: bool) -> tuple[Path, int]:
     return _CACHE[key]
 
 
-def many_zt(tmpdir: Path, quick: bool) -> tuple[Path, int, int, int]:
-    """A .zt v1.0 file with 10,000 (500) small dense tensors. Returns (path, count, manifest offset,
-    manifest length)."""
-    key = (str(tmpdir), "many_zt")
+def million_safetensors(tmpdir: Path, quick: bool) -> tuple[Path, int]:
+    """A safetensors file with 1,000,000 (20,000 with ``quick``) one-byte tensors, its JSON header written
+    directly (as the reference writer lays it out: sorted by name, in buffer order)."""
+    key = (str(tmpdir), "million_st")
+    if key not in _CACHE:
+        n = HUGE_TENSORS[quick]
+        names = sorted(f"t{i}" for i in range(n))
+        entries = ",".join(f'"{name}":{{"dtype":"U8","shape":[1],"data_offsets":[{i},{i + 1}]}}'
+                           for i, name in enumerate(names))
+        header = ('{"__metadata__":{"format":"np"},' + entries + "}").encode()
+        header += b" " * (-len(header) % 8)
+        path = tmpdir / "million.safetensors"
+        with open(path, "wb") as f:
+            f.write(struct.pack("<Q", len(header)) + header)
+            f.write(bytes(range(256)) * (n // 256) + bytes(n % 256))
+        _CACHE[key] = (path, n)
+    return _CACHE[key]
+
+
+def many_zt(tmpdir: Path, quick: bool, objects: bool = False) -> tuple[Path, int, int, int]:
+    """A .zt v1.0 file (or with ``objects``, of the v1.x objects layout) with 10,000 (500) small dense tensors.
+    Returns (path, count, manifest offset, manifest length)."""
+    key = (str(tmpdir), "many_zt_objects" if objects else "many_zt")
     if key not in _CACHE:
         n = MANY_TENSORS[quick]
         dtypes = [("float32", 4), ("float16", 2), ("float64", 8), ("int32", 4), ("int64", 8), ("uint8", 1),
                   ("bool", 1), ("bfloat16", 2)]
-        path = tmpdir / "many.zt"
+        path = tmpdir / ("many_objects.zt" if objects else "many.zt")
         writer = ZtV10Writer(path)
         for i in range(n):
             dtype, width = dtypes[i % len(dtypes)]
             shape = [i % 7 + 1, 3]
             writer.add(f"model.layers.{i // 10:04d}.block_{i % 10}.weight", dtype, shape,
                        [bytes(width * shape[0] * shape[1])])
-        data_end = writer.finish()
+        data_end = writer.finish(objects)
         size = os.path.getsize(path)
-        _CACHE[key] = (path, n, data_end, size - 8 - data_end)
+        _CACHE[key] = (path, n, data_end, size - data_end - (16 if objects else 8))
     return _CACHE[key]
 
 

@@ -1,14 +1,13 @@
-"""Listing 10,000 tensors stays near its references (loose ratio ceilings), and the fast paths behind that
-speed agree exactly with the full readers they stand in for."""
+"""Listing 10,000 tensors builds no tensor object, and the fast paths behind that speed agree exactly with the
+full readers they stand in for."""
 from __future__ import annotations
 
 import gc
 import json
 import math
 import struct
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import cbor2
 import numpy as np
@@ -22,13 +21,14 @@ from ztviewer.codec.formats import zt_fast, zt_objects, zt_v10
 from ztviewer.codec.layout_check import _out_of_bounds, _overlap, _same_entry, check_layout
 from ztviewer.codec.model import Component, Region, Tensor, TensorFile, building_many, warning
 from ztviewer.codec.source import Source
+from ztviewer.codec.tensor_table import TensorTable
 
 N = 10_000
 DTYPES = [("float32", "F32", "f32", 4), ("float16", "F16", "f16", 2), ("float64", "F64", "f64", 8),
           ("int32", "I32", "i32", 4), ("int64", "I64", "i64", 8), ("uint8", "U8", "u8", 1), ("bool", "BOOL", "bool", 1)]
 
 
-# ------------------------------------------------------------------------------------------ ratio ceilings
+# ------------------------------------------------------------------------------------------ listing
 
 def _names() -> list[str]:
     return [f"model.layers.{i // 10:04d}.block_{i % 10}.weight" for i in range(N)]
@@ -41,19 +41,6 @@ def _open_and_list(path: Path) -> list[tuple[str, str, tuple[int, ...]]]:
         return [(t.name, t.dtype, t.shape) for t in tf.tensors]
     finally:
         tf.close()
-
-
-def _best_ratio(ours: Callable[[], Any], reference: Callable[[], Any], rounds: int = 9) -> float:
-    """min(ours) / min(reference) over interleaved rounds, the collector running as in an application."""
-    ours(), reference()
-    best = {ours: math.inf, reference: math.inf}
-    for i in range(rounds):
-        for fn in (ours, reference) if i % 2 else (reference, ours):
-            gc.collect()
-            start = time.perf_counter()
-            fn()
-            best[fn] = min(best[fn], time.perf_counter() - start)
-    return best[ours] / best[reference]
 
 
 def _zt_file(path: Path, objects: bool) -> Path:
@@ -77,43 +64,39 @@ def _zt_file(path: Path, objects: bool) -> Path:
     return path
 
 
-@pytest.mark.slow
+def _names_listed_without_building_tensors(path: Path) -> list[str]:
+    """Open and list names; the listing builds no tensor (work counted, not timed: the figures against the
+    reference readers are in benchmarks/bench_open.py)."""
+    tf = registry.open_file(path)
+    try:
+        assert tf.readable and not tf.has_errors
+        names = tf.tensor_names()
+        assert isinstance(tf.tensors, TensorTable) and not list(tf.tensors.built())
+        return names
+    finally:
+        tf.close()
+
+
 @pytest.mark.parametrize("objects", [False, True], ids=["v1.0", "v1.x-objects"])
-def test_zt_listing_stays_near_decoding_the_manifest(tmp_path, objects):
+def test_zt_listing_builds_no_tensor(tmp_path, objects):
     path = _zt_file(tmp_path / "many.zt", objects)
-    data = path.read_bytes()
-    trail = 8 if objects else 0
-    (size,) = struct.unpack("<Q", data[len(data) - 8 - trail:len(data) - trail])
-
-    def reference() -> Any:
-        with open(path, "rb") as f:
-            f.seek(-8 - trail - size, 2)
-            return cbor2.loads(f.read(size))
-
-    assert len(_open_and_list(path)) == N
-    ratio = _best_ratio(lambda: _open_and_list(path), reference)
-    print(f"\nopen + list {N:,} .zt ({'objects' if objects else 'v1.0'}) / cbor2.loads = {ratio:.2f}")
-    assert ratio < 3.0, "per-tensor work grew (goal 1.3x; 1.7x (v1.0) to 1.9x (objects) at the time of writing)"
+    assert _names_listed_without_building_tensors(path) == _names()
+    assert [(name, shape) for name, _, shape in _open_and_list(path)] == [(n, (i % 7 + 1, 3)) for i, n in
+                                                                           enumerate(_names())]
 
 
-@pytest.mark.slow
 @pytest.mark.interop
-def test_safetensors_listing_stays_near_the_reference(tmp_path):
+def test_safetensors_listing_builds_no_tensor(tmp_path):
     from safetensors import safe_open
     from safetensors.numpy import save_file
 
     path = tmp_path / "many.safetensors"
     save_file({name: np.zeros((i % 7 + 1, 3), np.dtype(DTYPES[i % len(DTYPES)][0]))
                for i, name in enumerate(_names())}, str(path), metadata={"format": "np"})
-
-    def reference() -> list[str]:
-        with safe_open(str(path), "np") as f:
-            return list(f.keys())
-
-    assert sorted(name for name, _, _ in _open_and_list(path)) == sorted(reference())
-    ratio = _best_ratio(lambda: _open_and_list(path), reference)
-    print(f"\nopen + list {N:,} safetensors / safe_open().keys() = {ratio:.2f}")
-    assert ratio < 3.0, "per-tensor work grew (goal 1.0x; about 1.2x at the time of writing, 2x seen under load)"
+    with safe_open(str(path), "np") as f:
+        reference = list(f.keys())
+    assert sorted(_names_listed_without_building_tensors(path)) == sorted(reference)
+    assert sorted(name for name, _, _ in _open_and_list(path)) == sorted(reference)
 
 
 # ------------------------------------------------------------------------- safetensors: plain vs checked

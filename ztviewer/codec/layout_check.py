@@ -7,12 +7,15 @@ overlap rule: v0.1 places a zero-size tensor at the next blob's offset.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 from operator import add, le, mod
-from typing import Iterable
+
+import numpy as np
 
 from .model import Region, Tensor, TensorFile, error, plain_spans, warning
 from .source import Source
+from .tensor_table import TensorTable
 
 U64_LIMIT = 1 << 64
 
@@ -54,7 +57,7 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
     _sweep(tf, regions, file_size)
 
 
-def _plain_layout_sound(tensors: list[Tensor], regions: list[Region], file_size: int, alignment: int | None
+def _plain_layout_sound(tensors: Sequence[Tensor], regions: list[Region], file_size: int, alignment: int | None
                         ) -> bool:
     """Whether untouched plain tensors (:func:`plain_spans`) are non-empty, aligned, in file order, apart from
     one another and from the container regions: the proof, over whole columns, that there is nothing to
@@ -66,8 +69,10 @@ def _plain_layout_sound(tensors: list[Tensor], regions: list[Region], file_size:
     return all(r.offset < r.end and (r.end <= start or r.offset >= reach) for r in regions)
 
 
-def _plain_hull(tensors: list[Tensor], file_size: int, alignment: int | None) -> tuple[int, int] | None:
+def _plain_hull(tensors: Sequence[Tensor], file_size: int, alignment: int | None) -> tuple[int, int] | None:
     """``(first byte, end of the last component)`` when the plain tensors pass the column checks, else ``None``."""
+    if isinstance(tensors, TensorTable):
+        return _table_hull(tensors, file_size, alignment)
     spans = plain_spans(tensors)
     if spans is None or not tensors:
         return None
@@ -77,6 +82,19 @@ def _plain_hull(tensors: list[Tensor], file_size: int, alignment: int | None) ->
             or (alignment and any(map(mod, offsets, repeat(alignment))))):
         return None
     return offsets[0], ends[-1]
+
+
+def _table_hull(table: TensorTable, file_size: int, alignment: int | None) -> tuple[int, int] | None:
+    """:func:`_plain_hull` over a table's columns, vectorised."""
+    spans = table.plain_spans()
+    if spans is None or not len(table):
+        return None
+    offsets, lengths = spans
+    ends = offsets + lengths  # uint64: a sum past 2**64 wraps below its offset
+    if (not lengths.all() or int(ends.max()) > file_size or (ends < offsets).any() or (ends[:-1] > offsets[1:]).any()
+            or (alignment and (offsets % np.uint64(alignment)).any())):
+        return None
+    return int(offsets[0]), int(ends[-1])
 
 
 def _sweep(tf: TensorFile, regions: list[Region], file_size: int) -> None:

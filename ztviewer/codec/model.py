@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import gc
 import math
+from collections.abc import Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from .dtypes import dtype_info
 
@@ -266,9 +267,14 @@ def dense_tensor(name: str, dtype: str, shape: tuple[int, ...], index: int, offs
     return t
 
 
-def plain_spans(tensors: list[Tensor]) -> tuple[list[int], list[int]] | None:
+def plain_spans(tensors: Sequence[Tensor]) -> tuple[list[int], list[int]] | None:
     """``(offsets, lengths)`` of the ``data`` components when every tensor is a :func:`dense_tensor` whose
-    component was never touched (so nothing can have changed it), else ``None``."""
+    component was never touched (so nothing can have changed it), else ``None``. A tensor table
+    (:mod:`.tensor_table`) answers from its columns."""
+    columns = getattr(tensors, "plain_spans", None)
+    if columns is not None:
+        spans = columns()
+        return None if spans is None else (spans[0].tolist(), spans[1].tolist())
     data = list(map(_data_of, tensors))
     if None in data or list(map(_components_of, tensors)).count(None) != len(tensors):
         return None
@@ -298,8 +304,9 @@ class Region:
 class TensorFile:
     """An opened tensor file.
 
-    ``tensors`` keeps every manifest entry in file order, duplicates included; :meth:`tensor` looks a name up
-    (the first occurrence wins, as the v0.1 reference reader does).
+    ``tensors`` keeps every manifest entry in file order, duplicates included: a list, or for large plain
+    manifests a :class:`~.tensor_table.TensorTable` that reads the same and builds each tensor on first access;
+    :meth:`tensor` looks a name up (the first occurrence wins, as the v0.1 reference reader does).
     ``readable`` is false when the container itself could not be parsed: then ``tensors`` is empty and
     ``problems`` says why, yet the bytes can still be inspected through ``source``.
     """
@@ -308,22 +315,26 @@ class TensorFile:
     format: str
     variant: str = ""
     attributes: dict[str, Any] = field(default_factory=dict)
-    tensors: list[Tensor] = field(default_factory=list)
+    tensors: MutableSequence[Tensor] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     regions: list[Region] = field(default_factory=list)
     source: "Source | None" = None
     readable: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
-    _by_name: dict[str, Tensor] | None = field(default=None, repr=False)
+    _by_name: dict[str, int] | None = field(default=None, repr=False)
+
+    def tensor_names(self) -> list[str]:
+        """Every tensor's name in file order (duplicates included), without building deferred tensors."""
+        names = getattr(self.tensors, "tensor_names", None)
+        return names() if names is not None else [t.name for t in self.tensors]
 
     def tensor(self, name: str) -> Tensor:
         if self._by_name is None:
-            by_name: dict[str, Tensor] = {}
-            for t in self.tensors:
-                by_name.setdefault(t.name, t)
-            self._by_name = by_name
+            names = self.tensor_names()
+            # reversed, so that the first occurrence of a repeated name is the one that stays
+            self._by_name = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
         try:
-            return self._by_name[name]
+            return self.tensors[self._by_name[name]]
         except KeyError:
             raise KeyError(f"no tensor named {name!r} in {self.path}") from None
 
@@ -351,7 +362,8 @@ class TensorFile:
 
     def all_problems(self) -> Iterator[Problem]:
         yield from self.problems
-        for t in self.tensors:
+        built = getattr(self.tensors, "built", None)  # a tensor table: only built tensors can have problems
+        for t in self.tensors if built is None else built():
             if t._problems:
                 yield from t._problems
 

@@ -10,6 +10,7 @@ import json
 import re
 import struct
 from collections import Counter
+from collections.abc import MutableSequence
 from operator import itemgetter
 from typing import Any
 
@@ -22,7 +23,8 @@ from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, Truncated
 from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
 from ..registry import FormatHandler, register
 from ..source import Source
-from .safetensors_tensors import checked_tensors, fast_dict_tensors, fast_tensors, json_type
+from .safetensors_columns import plain_table
+from .safetensors_tensors import checked_tensors, fast_tensors, json_type
 
 MAX_HEADER = 100_000_000  # the reference reader's cap
 METADATA_KEY = "__metadata__"
@@ -73,7 +75,7 @@ def _read_plain(source: Source, n: int) -> TensorFile | None:
     if split is None:
         return None
     metadata, entries = split
-    tensors = fast_dict_tensors(entries, base, source.size - base)
+    tensors = plain_table(entries, base, source.size - base)
     if tensors is None:
         return None
     return _tensor_file(source, n, metadata, tensors, [])
@@ -104,8 +106,8 @@ def _no_key_dropped(raw: bytes, keys: int) -> bool:
     return raw.count(b":") == keys or (raw.count(_KEY_END) == keys and not any(pair in raw for pair in _SPACE_COLON))
 
 
-def _tensor_file(source: Source, n: int, metadata: dict[str, Any], tensors: list[Tensor], problems: list[Problem]
-                 ) -> TensorFile:
+def _tensor_file(source: Source, n: int, metadata: dict[str, Any], tensors: MutableSequence[Tensor],
+                 problems: list[Problem]) -> TensorFile:
     return TensorFile(
         path=source.path, format="safetensors", variant="safetensors", attributes=metadata, tensors=tensors,
         problems=problems, source=source, extra={"header_length": n, "buffer_offset": 8 + n},

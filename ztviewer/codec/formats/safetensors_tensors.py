@@ -1,9 +1,9 @@
 """The tensor entries of a safetensors header: validation, byte-buffer coverage and model building.
 
-Two paths produce the same tensors. :func:`fast_dict_tensors` (a header decoded into dicts, by orjson when
-installed) and :func:`fast_tensors` (decoded into tuples of pairs) do the fewest checks that prove an entry
-sound and give up (``None``) at the first one they cannot prove; :func:`checked_tensors` then walks every
-entry and says exactly what is wrong where. Files of the reference writer never leave the fast path, so a
+Two paths produce the same tensors. :func:`~.safetensors_columns.plain_table` (a header decoded into dicts,
+by orjson when installed) and :func:`fast_tensors` (decoded into tuples of pairs) do the fewest checks that
+prove the entries sound and give up (``None``) at the first one they cannot prove; :func:`checked_tensors`
+then walks every entry and says exactly what is wrong where. Files of the reference writer never leave the fast path, so a
 10,000-tensor header costs the JSON decoding plus building the model objects.
 
 Offsets in the header are relative to the byte buffer; every :class:`Component` and :class:`Problem` here
@@ -85,55 +85,6 @@ def fast_tensors(entries: Sequence[tuple[str, Any]], base: int, buffer_len: int)
     except (TypeError, ValueError):  # an entry of another shape than name: {dtype, shape, [begin, end]}
         return None
     return tensors if covered == buffer_len else None
-
-
-def fast_dict_tensors(header: dict[str, Any], base: int, buffer_len: int, first_index: int = 0,
-                      shard: tuple[str, Any] | None = None) -> list[Tensor] | None:
-    """:func:`fast_tensors` for a header decoded into plain dicts (``__metadata__`` already removed).
-
-    The caller has ruled out duplicate keys. The keys of an entry may come in any order: the checked path
-    reads them by name, so the tensors are the same. Tensors are numbered from ``first_index``; given a
-    ``shard`` ``(name, source)`` of a multi-file set, each carries ``extra`` ``shard``, ``source`` and
-    ``index_in_shard``.
-    """
-    dense = dense_tensor
-    lookup = DTYPE_INFO.get
-    tensors: list[Tensor] = []
-    append = tensors.append
-    covered = 0
-    index = first_index
-    shard_name, source = shard if shard is not None else (None, None)
-    try:
-        for name, value in header.items():
-            if type(value) is not dict or len(value) != 3:
-                return None
-            info = lookup(value["dtype"])
-            shape = value["shape"]
-            begin, end = value["data_offsets"]
-            if (info is None or type(shape) is not list or len(shape) > _FAST_MAX_NDIM or type(begin) is not int
-                    or type(end) is not int or begin != covered):
-                return None
-            dtype, nbytes = info
-            bits = 0
-            for dim in shape:
-                if type(dim) is not int:
-                    return None
-                bits |= dim
-                nbytes *= dim
-            length = end - begin
-            if nbytes != length or bits >> 64:  # a negative dimension, or one past u64 in an empty tensor
-                return None
-            covered = end
-            if shard is None:
-                append(dense(name, dtype, tuple(shape), index, base + begin, length))
-            else:
-                append(dense(name, dtype, tuple(shape), index, base + begin, length, "raw", None, None, None,
-                             {"shard": shard_name, "source": source, "index_in_shard": index - first_index}))
-            index += 1
-    except (KeyError, TypeError, ValueError):  # a missing key, an unhashable dtype, offsets not a pair
-        return None
-    return tensors if covered == buffer_len else None
-
 
 
 # ----------------------------------------------------------------------------------------- checked path

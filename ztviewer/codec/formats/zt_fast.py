@@ -1,7 +1,8 @@
 """The common case of the zTensor 1.x readers: a plain dense tensor, checked and built in one tight loop.
 
-A 10,000-tensor manifest spends most of its opening time here. The loops below bind everything locally and
-call one function per valid entry
+A 10,000-tensor manifest spends most of its opening time here. A manifest of plain entries only is checked
+column by column (:mod:`.zt_columns`); any other goes through the loops below, which bind everything locally
+and call one function per valid entry
 (:func:`~ztviewer.codec.model.dense_tensor`, which defers the component until it is used). An entry that
 is unusual in any way goes to the layout's full reader, which says what is wrong; the fast paths only ever
 accept what that reader would accept without a problem, and build the same objects (property tests hold
@@ -9,11 +10,12 @@ all three together).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableSequence
 from typing import Any
 
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
 from ..model import Tensor, dense_tensor
+from .zt_columns import objects_table, v10_table
 from .zt_fields import ENCODINGS, digest_problem, is_u64
 
 #: (index, name, entry) → the tensor the layout's full reader builds; ``None`` in single-entry probes.
@@ -30,14 +32,16 @@ class _Unusual(Exception):
     """Raised inside the loop to send one entry to the full reader."""
 
 
-def v10_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> list[Any]:
+def v10_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> MutableSequence[Any]:
     """Tensors of v1.0 ``name: {dtype, shape, format, components}`` entries, numbered from ``start``."""
-    return _v10_loop(entries.items(), fallback, start)
+    table = v10_table(entries, start)
+    return _v10_loop(entries.items(), fallback, start) if table is None else table
 
 
-def objects_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> list[Any]:
+def objects_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> MutableSequence[Any]:
     """Tensors of v1.x objects ``name: {shape, format, components}`` entries, numbered from ``start``."""
-    return _objects_loop(entries.items(), fallback, start)
+    table = objects_table(entries, start)
+    return _objects_loop(entries.items(), fallback, start) if table is None else table
 
 
 def _v10_loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int) -> list[Any]:

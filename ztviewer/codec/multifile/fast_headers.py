@@ -18,7 +18,7 @@ from typing import Any
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ..formats.safetensors import split_plain_header
-from ..formats.safetensors_tensors import fast_dict_tensors
+from ..formats.safetensors_columns import plain_table
 from ..model import Tensor, dense_tensor
 
 U64_MAX = (1 << 64) - 1
@@ -84,7 +84,7 @@ def _read_in_order(parsed: list[tuple[int, dict[str, str], dict[str, Any]]], siz
     index = first_index
     for (n, metadata, header), size, shard, source in zip(parsed, sizes, shards, sources):
         buffer_len = size - 8 - n
-        tensors = fast_dict_tensors(header, 8 + n, buffer_len, index, (shard, source))
+        tensors = plain_table(header, 8 + n, buffer_len, index, (shard, source))
         if tensors is None:
             return None
         result.append((n, metadata, tensors, buffer_len))

@@ -1,0 +1,179 @@
+"""The tensors of a file listed as columns, each :class:`Tensor` built the first time it is asked for.
+
+Readers check the plain dense entries of a large manifest column by column (C-level ``map`` passes and numpy
+comparisons instead of Python code per entry) and keep what they found as columns: names, canonical dtypes,
+shapes, absolute offsets and lengths. A :class:`TensorTable` holds them and reads like the list of tensors it
+stands for (indexing, iteration, ``len``, equality with a list); an entry becomes a :func:`dense_tensor` only
+when it is accessed, and is then kept, so the same object comes back every time. Listing names
+(:attr:`TensorTable.names`), checking the layout (:meth:`TensorTable.plain_spans`) and looking for problems
+(:meth:`TensorTable.built`) touch no tensor. The first change to the sequence itself (``append``, ``del``,
+assignment) turns the table into a plain list inside; it then behaves exactly as one.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from .model import Tensor, dense_tensor
+
+#: ``(shard name, source)`` of a multi-file set's shard; its tensors carry them in ``extra``.
+Shard = tuple[Any, Any]
+
+
+class TensorTable(MutableSequence[Tensor]):
+    """Plain dense tensors as columns: ``names``, canonical ``dtypes``, ``shapes`` (sequences of ints),
+    ``offsets`` and ``lengths`` (absolute, ``uint64`` arrays). Tensor ``i`` gets index ``first_index + i``;
+    with a ``shard``, ``extra`` holds ``shard``, ``source`` and ``index_in_shard`` (= ``i``); ``spelling`` is
+    every tensor's ``layout_spelling`` (what the file wrote for "dense", if anything)."""
+
+    __slots__ = ("names", "dtypes", "shapes", "offsets", "lengths", "first_index", "shard", "spelling", "_made",
+                 "_list")
+
+    def __init__(self, names: list[str], dtypes: list[str], shapes: Sequence[Sequence[int]], offsets: np.ndarray,
+                 lengths: np.ndarray, first_index: int = 0, shard: Shard | None = None,
+                 spelling: str | None = None) -> None:
+        self.names = names
+        self.dtypes = dtypes
+        self.shapes = shapes
+        self.offsets = offsets
+        self.lengths = lengths
+        self.first_index = first_index
+        self.shard = shard
+        self.spelling = spelling
+        self._made: list[Tensor | None] = [None] * len(names)
+        self._list: list[Tensor] | None = None
+
+    def _build(self, i: int) -> Tensor:
+        shard = self.shard
+        extra = None if shard is None else {"shard": shard[0], "source": shard[1], "index_in_shard": i}
+        tensor = dense_tensor(self.names[i], self.dtypes[i], tuple(self.shapes[i]), self.first_index + i,
+                              int(self.offsets[i]), int(self.lengths[i]), spelling=self.spelling, extra=extra)
+        self._made[i] = tensor
+        return tensor
+
+    def _all(self) -> list[Tensor]:
+        """Every tensor, built where not yet built (one pass for the unbuilt ones)."""
+        if self._list is not None:
+            return self._list
+        made = self._made
+        missing = made.count(None)
+        if missing == len(made) and self.shard is None and self.spelling is None:
+            first = self.first_index
+            made[:] = map(dense_tensor, self.names, self.dtypes, map(tuple, self.shapes),
+                          range(first, first + len(made)), self.offsets.tolist(), self.lengths.tolist())
+        elif missing:
+            for i, tensor in enumerate(made):
+                if tensor is None:
+                    self._build(i)
+        return made  # type: ignore[return-value]  # no None left
+
+    def _as_list(self) -> list[Tensor]:
+        """The plain list this table becomes when the sequence itself changes."""
+        if self._list is None:
+            self._list = list(self._all())
+            self._made = []
+        return self._list
+
+    # ---------------------------------------------------------------------------------- reading
+
+    def __len__(self) -> int:
+        return len(self._made) if self._list is None else len(self._list)
+
+    @overload
+    def __getitem__(self, index: int) -> Tensor: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Tensor]: ...
+
+    def __getitem__(self, index: int | slice) -> Tensor | list[Tensor]:
+        if self._list is not None:
+            return self._list[index]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._made)))]
+        tensor = self._made[index]  # IndexError as a list raises it
+        if tensor is None:
+            tensor = self._build(index if index >= 0 else index + len(self._made))
+        return tensor
+
+    def __iter__(self) -> Iterator[Tensor]:
+        return iter(self._all())
+
+    def __reversed__(self) -> Iterator[Tensor]:
+        return reversed(self._all())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._all()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TensorTable):
+            other = other._all()
+        return self._all() == other if isinstance(other, list) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Iterable[Tensor]) -> list[Tensor]:
+        return [*self._all(), *other]
+
+    def __radd__(self, other: Iterable[Tensor]) -> list[Tensor]:
+        return [*other, *self._all()]
+
+    def __repr__(self) -> str:
+        return f"TensorTable({len(self)} tensors)"
+
+    def copy(self) -> list[Tensor]:
+        return list(self._all())
+
+    def index(self, value: Any, start: int = 0, stop: int = 2 ** 63 - 1) -> int:
+        return self._all().index(value, start, stop)
+
+    def count(self, value: Any) -> int:
+        return self._all().count(value)
+
+    def tensor_names(self) -> list[str]:
+        """Every tensor's name in order, without building tensors."""
+        return list(self.names) if self._list is None else [t.name for t in self._list]
+
+    def built(self) -> Iterator[Tensor]:
+        """The tensors built so far: only they can have changed or gained problems."""
+        if self._list is not None:
+            return iter(self._list)
+        return (t for t in self._made if t is not None)
+
+    def plain_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(offsets, lengths)`` of the ``data`` components while no tensor's component was built (so none can
+        have changed), else ``None``."""
+        if self._list is not None:
+            return None
+        made = self._made
+        if made.count(None) != len(made) and any(t is not None and t._components is not None for t in made):
+            return None
+        return self.offsets, self.lengths
+
+    # ---------------------------------------------------------------------------------- changing
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._as_list()[index] = value
+
+    def __delitem__(self, index: int | slice) -> None:
+        del self._as_list()[index]
+
+    def insert(self, index: int, value: Tensor) -> None:
+        self._as_list().insert(index, value)
+
+    def append(self, value: Tensor) -> None:
+        self._as_list().append(value)
+
+    def extend(self, values: Iterable[Tensor]) -> None:
+        self._as_list().extend(values)
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        self._as_list().sort(*args, **kwargs)
+
+
+def tensor_names(tensors: Sequence[Tensor]) -> list[str]:
+    """Names of a file's tensors in order; a :class:`TensorTable` answers without building tensors."""
+    if isinstance(tensors, TensorTable):
+        return tensors.tensor_names()
+    return [t.name for t in tensors]
