@@ -11,7 +11,12 @@ import pytest
 from ztviewer.cli import main
 from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
-from ztviewer.codec.formats.zt_v2 import content_digest, find_generations, object_content_digest, read_generation_at
+from ztviewer.codec.formats.zt_v2 import (
+    content_digest,
+    find_generations,
+    object_content_digest,
+    read_generation_at,
+)
 
 ztensor = pytest.importorskip("ztensor")
 

@@ -11,15 +11,15 @@ import pytest
 import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from v2_builders import MAGIC, assemble, dense, footer, part, seekable  # noqa: E402
+from v2_builders import MAGIC, assemble, dense, footer, part, seekable
 
-from ztviewer.codec import open_file  # noqa: E402
-from ztviewer.codec.check import check_file  # noqa: E402
-from ztviewer.codec.decode import component_bytes, read_range  # noqa: E402
-from ztviewer.codec.errors import DecodeError  # noqa: E402
-from ztviewer.codec.formats.zt_v2 import rules  # noqa: E402
-from ztviewer.codec.formats.zt_v2.cbor_check import CborError, decode_strict, loads_fast  # noqa: E402
-from ztviewer.codec.zstd_seekable import SeekableStream  # noqa: E402
+from ztviewer.codec import open_file
+from ztviewer.codec.check import check_file
+from ztviewer.codec.decode import component_bytes, read_range
+from ztviewer.codec.errors import DecodeError
+from ztviewer.codec.formats.zt_v2 import rules
+from ztviewer.codec.formats.zt_v2.cbor_check import CborError, decode_strict, loads_fast
+from ztviewer.codec.zstd_seekable import SeekableStream
 
 U64_MAX = (1 << 64) - 1
 SEEKABLE = "zt.zstd-seekable/1"
