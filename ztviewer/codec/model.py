@@ -130,9 +130,11 @@ class Tensor:
     def components(self) -> dict[str, Component]:
         components = self._components
         if components is None:
-            offset, length, encoding, digest, uncompressed, dtype = self._data
+            data = self._data
+            offset, length, encoding, digest, uncompressed, dtype = data[:6]
+            extra = dict(data[6]) if len(data) > 6 else {}
             components = self._components = {
-                "data": Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, {})}
+                "data": Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, extra)}
         return components
 
     @components.setter
@@ -256,14 +258,18 @@ _new = object.__new__
 
 def dense_tensor(name: str, dtype: str, shape: tuple[int, ...], index: int, offset: int, length: int,
                  encoding: str = "raw", digest: str | None = None, uncompressed: int | None = None,
-                 spelling: str | None = None, extra: dict[str, Any] | None = None) -> Tensor:
-    """A dense tensor stored in one ``data`` component of its own dtype, little-endian, with no attributes
-    or problems: what fast readers build for every plain entry. The component is made on first use."""
+                 spelling: str | None = None, extra: dict[str, Any] | None = None,
+                 component_dtype: str | None = None, component_extra: dict[str, Any] | None = None) -> Tensor:
+    """A dense tensor stored in one ``data`` component, little-endian, with no attributes or problems: what
+    fast readers build for every plain entry. The component is made on first use, of ``component_dtype``
+    (default: the tensor's dtype) and with a copy of ``component_extra`` (which may be shared)."""
     t = _new(Tensor)
     t.name = name; t.dtype = dtype; t.shape = shape; t.layout = "dense"
     t.layout_spelling = spelling; t.index = index; t._extra = extra
     t._components = t._attributes = t._problems = None
-    t._data = (offset, length, encoding, digest, uncompressed, dtype)
+    stored = dtype if component_dtype is None else component_dtype
+    t._data = ((offset, length, encoding, digest, uncompressed, stored) if component_extra is None
+               else (offset, length, encoding, digest, uncompressed, stored, component_extra))
     return t
 
 

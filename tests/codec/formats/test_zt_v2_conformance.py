@@ -160,3 +160,21 @@ def test_header_damage_is_reported_as_v2_not_as_an_unknown_file():
     tf = open_file(VECTORS / "reject" / "header-magic.zt")
     assert tf.format == "zt-v2" and not tf.readable
     assert os.path.basename(tf.path) == "header-magic.zt"
+
+
+def _every_v2_file() -> list[Path]:
+    corpus = SHARED / "corpus" / "zt_v2" / "ztensor-2.1.2"
+    return sorted((VECTORS / "valid").glob("*.zt")) + sorted(corpus.glob("*.zt"))
+
+
+@pytest.mark.parametrize("path", _every_v2_file(), ids=lambda p: p.name)
+def test_the_fast_loop_builds_what_the_full_reader_builds(path, monkeypatch):
+    from ztviewer.codec.formats.zt_v2 import fast
+
+    fast_tf = open_file(path)
+    monkeypatch.setattr(fast, "_PART_KEYS", {})  # every object takes the full reader
+    full_tf = open_file(path)
+    assert len(fast_tf.tensors) == len(full_tf.tensors)
+    for ours, theirs in zip(fast_tf.tensors, full_tf.tensors):
+        assert ours == theirs
+    assert list(fast_tf.all_problems()) == list(full_tf.all_problems())

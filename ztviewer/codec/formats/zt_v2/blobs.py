@@ -6,40 +6,79 @@ shared blob is recorded on each of its components as ``extra["shared_with"]``.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
+from itertools import repeat
+from operator import le, mod
 
-from ...model import Component, Tensor, error
+from ...model import Tensor, error, plain_spans
 from . import rules
 from .container import ALIGNMENT, FOOTER_SIZE
 from .schema import ShardEntry
 
-Owner = tuple[Tensor, Component] | None  # None: the manifest blob
+Owner = tuple[Tensor, str] | None  # (tensor, part name); None: the manifest blob
+
+
+def part_refs(tensors: list[Tensor]) -> list[tuple[Tensor, str, int, int, str | None]]:
+    """``(tensor, part, offset, length, shard)`` of every part, without building deferred components."""
+    refs: list[tuple[Tensor, str, int, int, str | None]] = []
+    for tensor in tensors:
+        data = tensor._data if tensor._components is None else None
+        if data is not None:
+            refs.append((tensor, "data", data[0], data[1], None))
+            continue
+        for role, component in tensor.components.items():
+            refs.append((tensor, role, component.offset, component.length, component.extra.get("shard")))
+    return refs
 
 
 def check_blobs(tensors: list[Tensor], manifest: tuple[int, int] | None, file_size: int,
                 shards: dict[str, ShardEntry]) -> None:
     """Append alignment, bounds and overlap errors to the tensors whose parts break them."""
+    if _plain_blobs_sound(tensors, manifest, file_size):
+        return
     groups: dict[str | None, list[tuple[int, int, Owner]]] = defaultdict(list)
     if manifest is not None and manifest[1]:
         groups[None].append((manifest[0], manifest[0] + manifest[1], None))
-    for tensor in tensors:
-        for component in tensor.components.values():
-            shard = component.extra.get("shard")
-            limit = (file_size if shard is None else shards[shard].size) - FOOTER_SIZE
-            offset, end = component.offset, component.offset + component.length
-            where = f" of shard {shard!r}" if shard is not None else ""
-            if offset % ALIGNMENT or offset < ALIGNMENT:
-                tensor.problems.append(error(f"blob offset {offset}{where} is not a multiple of 4096 (>= 4096)",
-                                             tensor=tensor.name, component=component.role, offset=offset,
-                                             rule=rules.BLOB_ALIGNMENT))
-            elif end > limit:
-                tensor.problems.append(error(f"blob [{offset}, {end}){where} runs past the data region, which ends "
-                                             f"at byte {max(limit, 0)}", tensor=tensor.name,
-                                             component=component.role, offset=offset, rule=rules.BLOB_BOUNDS))
-            elif end > offset:
-                groups[shard].append((offset, end, (tensor, component)))
+    for tensor, role, offset, length, shard in part_refs(tensors):
+        limit = (file_size if shard is None else shards[shard].size) - FOOTER_SIZE
+        end = offset + length
+        where = f" of shard {shard!r}" if shard is not None else ""
+        if offset % ALIGNMENT or offset < ALIGNMENT:
+            tensor.problems.append(error(f"blob offset {offset}{where} is not a multiple of 4096 (>= 4096)",
+                                         tensor=tensor.name, component=role, offset=offset,
+                                         rule=rules.BLOB_ALIGNMENT))
+        elif end > limit:
+            tensor.problems.append(error(f"blob [{offset}, {end}){where} runs past the data region, which ends "
+                                         f"at byte {max(limit, 0)}", tensor=tensor.name, component=role,
+                                         offset=offset, rule=rules.BLOB_BOUNDS))
+        elif end > offset:
+            groups[shard].append((offset, end, (tensor, role)))
     for shard, spans in groups.items():
         _sweep(spans, shard)
+
+
+def _plain_blobs_sound(tensors: list[Tensor], manifest: tuple[int, int] | None, file_size: int) -> bool:
+    """Whether untouched plain tensors (:func:`~ztviewer.codec.model.plain_spans`: local, one part each) are
+    aligned, in bounds and pairwise disjoint, with the manifest apart: the proof over whole columns that
+    there is nothing to report or share. ``False`` only means the general pass must look."""
+    spans = plain_spans(tensors)
+    if spans is None:
+        return False
+    pairs = sorted(zip(*spans))
+    if not pairs:
+        return True
+    offsets = [offset for offset, _ in pairs]
+    ends = [offset + length for offset, length in pairs]
+    if any(map(mod, offsets, repeat(ALIGNMENT))) or offsets[0] < ALIGNMENT or ends[-1] > file_size - FOOTER_SIZE:
+        return False
+    if not all(map(le, ends[:-1], offsets[1:])):
+        return False
+    if manifest is None:
+        return True
+    start, end = manifest
+    at = bisect_left(offsets, start)
+    return (at == 0 or ends[at - 1] <= start) and (at == len(offsets) or offsets[at] >= end)
 
 
 def _sweep(spans: list[tuple[int, int, Owner]], shard: str | None) -> None:
@@ -61,7 +100,7 @@ def _sweep(spans: list[tuple[int, int, Owner]], shard: str | None) -> None:
 
 
 def _label(owner: Owner) -> str:
-    return "the manifest" if owner is None else f"{owner[0].name}/{owner[1].role}"
+    return "the manifest" if owner is None else f"{owner[0].name}/{owner[1]}"
 
 
 def _record_sharing(owners: list[Owner]) -> None:
@@ -70,15 +109,15 @@ def _record_sharing(owners: list[Owner]) -> None:
     labels = [_label(o) for o in owners]
     for owner, label in zip(owners, labels):
         if owner is not None:
-            owner[1].extra["shared_with"] = [other for other in labels if other != label]
+            owner[0].components[owner[1]].extra["shared_with"] = [other for other in labels if other != label]
 
 
 def _overlap(a: Owner, a_span: tuple[int, int], b: Owner, b_span: tuple[int, int], shard: str | None) -> None:
     where = f" in shard {shard!r}" if shard is not None else ""
     for owner, span, other, other_span in ((a, a_span, b, b_span), (b, b_span, a, a_span)):
         if owner is not None:
-            tensor, component = owner
+            tensor, role = owner
             tensor.problems.append(error(
                 f"blob [{span[0]}, {span[1]}){where} partially overlaps {_label(other)} "
-                f"[{other_span[0]}, {other_span[1]})", tensor=tensor.name, component=component.role,
+                f"[{other_span[0]}, {other_span[1]})", tensor=tensor.name, component=role,
                 offset=span[0], rule=rules.BLOB_OVERLAP))

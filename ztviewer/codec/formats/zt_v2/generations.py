@@ -11,12 +11,16 @@ items become candidates in turn, which finds a whole chain. The bytes examined a
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+
+import numpy as np
 
 from ...model import TensorFile
 from ...source import Source
+from .blobs import part_refs
 from .cbor_check import decode_strict, loads_fast
-from .container import FOOTER_SIZE, MAGIC, Footer, footer_ending_at
+from .container import ALIGNMENT, FOOTER_SIZE, MAGIC, Footer, footer_ending_at
 
 SEARCH_BUDGET = 4 << 20
 _MAX_PADDING = 1 << 20
@@ -41,18 +45,22 @@ def find_generations(tf: TensorFile, budget: int | None = SEARCH_BUDGET) -> list
     footer: Footer | None = tf.extra.get("_footer")
     if source is None or footer is None or footer.is_data_shard:
         return []
-    starts = {footer.manifest_offset}
-    starts.update(c.offset for t in tf.tensors for c in t.components.values()
-                  if "shard" not in c.extra and c.length)
+    ranges = [(0, len(MAGIC)), (footer.manifest_offset, footer.manifest_length)]
+    ranges += [(offset, length) for _, _, offset, length, shard in part_refs(tf.tensors)
+               if shard is None and offset + length <= source.size]  # out-of-bounds parts are errors already
+    ends = sorted(offset + length for offset, length in ranges)
+    starts = _with_room({offset for offset, length in ranges[1:] if length}, ends)
     found: dict[int, Generation] = {}
-    pending = sorted(starts, reverse=True)
+    pending = sorted(starts)
     spent = 0
     seen: set[int] = set()
     while pending:
-        start = pending.pop(0)
+        start = pending.pop()
         if start in seen or start <= len(MAGIC) + FOOTER_SIZE:
             continue
         seen.add(start)
+        if not _room_before(start, ends):
+            continue
         end, cost = _last_nonzero_end(source, start, None if budget is None else budget - spent)
         spent += cost
         if budget is not None and spent >= budget:
@@ -65,8 +73,29 @@ def find_generations(tf: TensorFile, budget: int | None = SEARCH_BUDGET) -> list
         generation, items = _describe(source, old)
         found[end] = generation
         new = [s for s in items if s not in seen]
-        pending = sorted(set(pending).union(new), reverse=True)
+        pending = sorted(set(pending).union(new))
     return sorted(found.values(), key=lambda g: g.end, reverse=True)
+
+
+def _with_room(starts: set[int], ends: list[int]) -> list[int]:
+    """The starts with room before them for an earlier manifest and footer (:func:`_room_before`), vectorised."""
+    if not starts:
+        return []
+    candidates = np.array(sorted(starts), dtype=np.uint64)
+    sorted_ends = np.array(ends, dtype=np.uint64)
+    at = np.searchsorted(sorted_ends, candidates, side="right")
+    below = np.where(at > 0, sorted_ends[np.maximum(at, 1) - 1], 0).astype(np.uint64)
+    room = (below + np.uint64(ALIGNMENT - 1)) // np.uint64(ALIGNMENT) * np.uint64(ALIGNMENT)
+    keep = room + np.uint64(FOOTER_SIZE + 1) <= candidates
+    return [int(v) for v in candidates[keep]]
+
+
+def _room_before(start: int, ends: list[int]) -> bool:
+    """Whether an earlier manifest (4 KiB-aligned, after every referenced byte below ``start``) and its
+    footer fit before ``start``: a generation ends with its manifest and footer (§2.5)."""
+    at = bisect_right(ends, start)
+    below = ends[at - 1] if at else 0
+    return -(-below // ALIGNMENT) * ALIGNMENT + FOOTER_SIZE + 1 <= start
 
 
 def _last_nonzero_end(source: Source, start: int, budget: int | None) -> tuple[int | None, int]:

@@ -10,7 +10,6 @@ from . import rules
 from .blobs import check_blobs
 from .cbor_check import decode_strict, loads_fast
 from .container import FOOTER_SIZE, MAGIC, Footer, read_footer, read_manifest_bytes
-from .layouts import apply_layout
 from .schema import Manifest, read_objects, read_root
 
 FORMAT = "zt-v2"
@@ -74,7 +73,7 @@ def parse_manifest(data: bytes, offset: int) -> Manifest:
         if fast:
             decode_strict(data, offset)
         raise
-    if fast and (manifest.doubtful or any(t.has_errors for t in manifest.tensors)):
+    if fast and (manifest.doubtful or manifest.errors):
         strict = decode_strict(data, offset)
         if manifest.doubtful:
             manifest = _schema(strict, offset)
@@ -84,9 +83,6 @@ def parse_manifest(data: bytes, offset: int) -> Manifest:
 def _schema(root: Any, offset: int) -> Manifest:
     manifest = read_root(root, offset)
     read_objects(manifest, root["objects"])
-    for tensor in manifest.tensors:
-        if not tensor.has_errors:
-            apply_layout(tensor)
     return manifest
 
 

@@ -45,6 +45,7 @@ class Manifest:
     shards: dict[str, ShardEntry]
     unknown: dict[str, Any] = field(default_factory=dict)
     doubtful: bool = False
+    errors: bool = False  # some object has an error problem
 
 
 def name_problem(name: Any, what: str) -> tuple[str, str] | None:
@@ -135,15 +136,24 @@ def _shard_table(table: Any, offset: int) -> tuple[dict[str, ShardEntry], bool]:
 
 
 def read_objects(manifest: Manifest, objects: dict[Any, Any]) -> None:
-    """Append one tensor per object to ``manifest.tensors``."""
-    tensors = manifest.tensors
-    doubtful = not key_order_ok(list(objects))
+    """One tensor per object in ``manifest.tensors``, layout rules applied: plain dense objects through the
+    fast loop, the rest through :func:`_object` and :func:`.layouts.apply_layout`."""
+    from .fast import objects_tensors
+    from .layouts import apply_layout
+
     shards = manifest.shards
-    for index, (name, entry) in enumerate(objects.items()):
+    doubtful = [not key_order_ok(list(objects))]
+
+    def full(index: int, name: Any, entry: Any) -> Tensor:
         tensor, more = _object(index, name, entry, shards)
-        tensors.append(tensor)
-        doubtful |= more
-    manifest.doubtful |= doubtful
+        doubtful[0] |= more
+        if not tensor.has_errors:
+            apply_layout(tensor)
+        manifest.errors |= tensor.has_errors
+        return tensor
+
+    manifest.tensors = objects_tensors(objects, full)
+    manifest.doubtful |= doubtful[0]
 
 
 def _object(index: int, name: Any, entry: Any, shards: dict[str, ShardEntry]) -> tuple[Tensor, bool]:
