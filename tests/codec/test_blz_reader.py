@@ -191,9 +191,11 @@ def test_truncated_shape_or_ranks_is_fatal(cut, field):
 
 def test_trailing_bytes_and_last_rank_not_one():
     cores = random_cores((2, 3), (1, 2, 1))
-    tf = open_bytes(build(cores, tail=b"\0" * 5))
-    (problem,) = errors(tf)
+    tf = open_bytes(build(cores, tail=b"\0" * 5))  # readable: trailing bytes are a warning (issue 16 §13)
+    (problem,) = warnings(tf)
+    assert not errors(tf) and tf.tensors[0].components["core_1"].end == tf.size - 5
     assert problem.tensor is None and "5 trailing bytes" in problem.message and problem.offset == tf.size - 5
+    assert np.allclose(tt.reconstruct(tt.tt_cores(tf, tf.tensors[0])), np.einsum("aib,bjc->ij", *cores))
     tf = open_bytes(build(cores, ranks=[1, 2, 2]))
     assert any("ranks[2] is 2, must be 1" in p.message for p in errors(tf))
 

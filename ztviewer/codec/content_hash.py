@@ -53,8 +53,8 @@ def iter_logical_bytes(
     if tensor.layout == "tensor_train":
         from . import tt
 
-        full = tt.reconstruct(tt.tt_cores(tf, tensor), limit=decode_limit() // DTYPES[tensor.dtype].itemsize)
-        yield np.ascontiguousarray(full, dtype=DTYPES[tensor.dtype].storage)
+        flat = tt.reconstruct_flat(tt.tt_cores(tf, tensor), limit=decode_limit() // DTYPES[tensor.dtype].itemsize)
+        yield np.ascontiguousarray(flat, dtype=DTYPES[tensor.dtype].storage)
         return
     raise UnsupportedLayout(f"layout {tensor.layout!r} has no decodable logical content", tensor=tensor.name)
 

@@ -21,10 +21,12 @@ U64_LIMIT = 1 << 64
 
 
 def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None,
-                 reserved: Iterable[Region] | None = None) -> None:
+                 reserved: Iterable[Region] | None = None, aliases: bool = False) -> None:
     """Append bounds, overlap and alignment problems to the tensors that own the components.
 
-    ``reserved`` defaults to ``tf.regions``. Alignment problems are warnings; the rest are errors.
+    ``reserved`` defaults to ``tf.regions``. Alignment problems are warnings; the rest are errors. With
+    ``aliases``, two tensors whose components cover exactly the same bytes share one blob (weight tying, as
+    zTensor v2 allows "identical or disjoint" references): a warning on each, not an overlap.
     """
     regions = [r for r in (tf.regions if reserved is None else reserved) if r.length]
     if _plain_layout_sound(tf.tensors, regions, file_size, alignment):
@@ -54,7 +56,7 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
     if in_order and (start is None or all(r.offset < r.end and (r.end <= start or r.offset >= reach)
                                           for r in regions)):
         return
-    _sweep(tf, regions, file_size)
+    _sweep(tf, regions, file_size, aliases)
 
 
 def _plain_layout_sound(tensors: Sequence[Tensor], regions: list[Region], file_size: int, alignment: int | None
@@ -97,7 +99,7 @@ def _table_hull(table: TensorTable, file_size: int, alignment: int | None) -> tu
     return int(offsets[0]), int(ends[-1])
 
 
-def _sweep(tf: TensorFile, regions: list[Region], file_size: int) -> None:
+def _sweep(tf: TensorFile, regions: list[Region], file_size: int, aliases: bool = False) -> None:
     """Report every overlap: the spans sorted by offset, each compared with the furthest end before it."""
     spans = [(r.offset, r.end, k) for k, r in enumerate(regions)]  # (offset, end, owner number)
     k = len(spans)
@@ -117,7 +119,10 @@ def _sweep(tf: TensorFile, regions: list[Region], file_size: int) -> None:
                 owners = [(None, r.label or r.kind) for r in regions]
                 owners += [(t, role) for t in tf.tensors for role in t.components]
             a, b = owners[owner], owners[reach_owner]
-            if not (offset == reach_start and end == reach and _same_entry(a, b)):
+            identical = offset == reach_start and end == reach
+            if identical and aliases and a[0] is not None and b[0] is not None and not _same_entry(a, b):
+                _alias(a, b, (offset, end))
+            elif not (identical and _same_entry(a, b)):
                 _overlap(a, (offset, end), b, (reach_start, reach))
         if end > reach:
             reach, reach_owner, reach_start = end, owner, offset
@@ -155,6 +160,16 @@ def _overlap(a: tuple[Tensor | None, str], a_span: tuple[int, int],
             tensor.problems.append(error(
                 f"byte range [{span[0]}, {span[1]}) overlaps {_describe(other, other_span)}",
                 tensor=tensor.name, component=role, offset=span[0], rule="components must not overlap"))
+
+
+def _alias(a: tuple[Tensor | None, str], b: tuple[Tensor | None, str], span: tuple[int, int]) -> None:
+    """Record on both tensors that they read the same bytes (both stay readable)."""
+    for (tensor, role), other in ((a, b), (b, a)):
+        if tensor is not None:
+            tensor.problems.append(warning(
+                f"byte range [{span[0]}, {span[1]}) is the same blob as {_describe(other, span)}; both tensors "
+                "read it (aliased blob)", tensor=tensor.name, component=role, offset=span[0],
+                rule="components are identical or disjoint (aliased blobs are shared, as zTensor v2 allows)"))
 
 
 def find_gaps(tf: TensorFile, source: Source | None = None, alignment: int = 64) -> list[Region]:

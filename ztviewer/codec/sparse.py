@@ -92,7 +92,9 @@ def _densify(shape, coords, values, dtype, raw_bits) -> np.ndarray:
     except (ValueError, MemoryError) as exc:
         raise DecodeLimitExceeded(f"shape {list(shape)} cannot be held by a numpy array: {exc}",
                                   rule="dimensions within numpy's index range") from None
-    if values.size:
+    if values.size and not dense.ndim:  # a 0-d tensor: every stored value is at (), the last one wins
+        dense[()] = shown[-1]
+    elif values.size:
         dense[tuple(coords)] = shown
     return dense
 
@@ -104,7 +106,10 @@ def iter_dense_chunks(sparse: Sparse, chunk_elements: int = 1 << 20, raw_bits: b
     total = math.prod(shape)
     chunk_elements = max(1, min(chunk_elements, decode_limit() // DTYPES[sparse.dtype].itemsize))
     coords = sparse.coordinates()
-    flat = np.ravel_multi_index(tuple(coords), shape) if sparse.nnz and total else np.zeros(0, np.int64)
+    if not shape:  # 0-d: every stored value is the one element
+        flat = np.zeros(sparse.nnz, np.int64)
+    else:
+        flat = np.ravel_multi_index(tuple(coords), shape) if sparse.nnz and total else np.zeros(0, np.int64)
     order = np.argsort(flat, kind="stable")
     flat = flat[order]
     shown = present(sparse.values, sparse.dtype, raw_bits)[order]

@@ -30,6 +30,8 @@ def tt_cores(tf: TensorFile, tensor: Tensor) -> list[np.ndarray]:
     info = dtype_info(tensor.dtype)
     if info is None:
         raise TensorTrainError(f"cores of dtype {tensor.dtype!r} cannot be decoded", tensor=tensor.name)
+    from .decode import component_bytes
+
     cores = []
     for k in range(len(tensor.shape)):
         role = f"core_{k}"
@@ -37,12 +39,12 @@ def tt_cores(tf: TensorFile, tensor: Tensor) -> list[np.ndarray]:
         if component is None:
             raise TensorTrainError(f"the tensor has no component {role!r}", tensor=tensor.name, component=role)
         shape = tuple(component.extra.get("shape", ()))
-        if len(shape) != 3 or math.prod(shape) * info.itemsize != component.length:
-            raise TensorTrainError(f"{role} is {component.length} bytes, which does not hold a core of shape "
-                                   f"{shape} of {tensor.dtype}", tensor=tensor.name, component=role,
-                                   offset=component.offset)
-        view = tf.source.view(component.offset, component.length, role, tensor=tensor.name, component=role)
-        cores.append(np.frombuffer(view, dtype=info.storage_dtype).reshape(shape))
+        size = component.length if component.encoding == "raw" else component.uncompressed_length
+        if len(shape) != 3 or (size is not None and math.prod(shape) * info.itemsize != size):
+            raise TensorTrainError(f"{role} is {size} bytes, which does not hold a core of shape {shape} of "
+                                   f"{tensor.dtype}", tensor=tensor.name, component=role, offset=component.offset)
+        data = component_bytes(tf, tensor, component)  # a view of the map when raw, else decoded (zstd)
+        cores.append(np.frombuffer(data, dtype=info.storage_dtype).reshape(shape))
     check_cores(cores)
     return cores
 
@@ -74,20 +76,69 @@ def ranks(cores: Sequence[np.ndarray]) -> tuple[int, ...]:
 
 
 def reconstruct(cores: Sequence[np.ndarray], limit: int | None = None) -> np.ndarray:
-    """The full dense tensor, contracted left to right. ``limit`` caps its number of elements."""
+    """The full dense tensor. ``limit`` caps its number of elements (and that of any intermediate)."""
+    flat = reconstruct_flat(cores, limit)
+    shape = tt_shape(cores)
+    try:
+        return flat.reshape(shape)
+    except ValueError as exc:  # more axes than numpy arrays can have (64; 32 before numpy 2)
+        raise TensorTrainError(f"the {len(shape)}-D tensor cannot be held by a numpy array: {exc}",
+                               rule="dimensions within numpy's limit") from None
+
+
+def reconstruct_flat(cores: Sequence[np.ndarray], limit: int | None = None) -> np.ndarray:
+    """The full tensor in row-major order as a flat array, whatever its number of axes.
+
+    The chain is cut at the bond where the two partial products (left: ``prod(d[:k]) × r[k]``, right:
+    ``r[k] × prod(d[k:])``) stay smallest, each side contracted towards the cut, then joined by one matrix
+    product; so a huge middle rank costs what its cores cost, never ``rows × rank`` of a one-way sweep.
+    An intermediate larger than both ``limit`` and the largest core raises :class:`DecodeLimitExceeded`.
+    """
     check_cores(cores)
     shape = tt_shape(cores)
-    if limit is not None and math.prod(shape) > limit:
-        raise DecodeLimitExceeded(f"the dense tensor {shape} has {math.prod(shape)} elements, over the limit of "
-                                  f"{limit}")
-    result = cores[0].reshape(shape[0], cores[0].shape[2])
-    rows = shape[0]
+    total = math.prod(shape)
+    if limit is not None and total > limit:
+        raise DecodeLimitExceeded(f"the dense tensor {shape} has {total} elements, over the limit of {limit}",
+                                  rule="decompression output cap")
+    bonds = ranks(cores)
+    cut, peak = _best_cut(shape, bonds)
+    allowed = max(limit if limit is not None else total, max(core.size for core in cores), total)
+    if peak > allowed:
+        raise DecodeLimitExceeded(f"contracting the tensor train needs an intermediate of {peak:,} elements, more "
+                                  f"than the result ({total:,}) or any core", rule="decompression output cap")
+    dtype = np.result_type(*cores)
     with np.errstate(over="ignore", invalid="ignore"):  # cores of huge values give inf/nan, as stored
-        for core in cores[1:]:
+        left, rows = np.ones((1, 1), dtype=dtype), 1
+        for core in cores[:cut]:
             r_left, dim, r_right = core.shape
-            result = result.reshape(rows, r_left) @ core.reshape(r_left, dim * r_right)
+            left = (left @ core.reshape(r_left, dim * r_right)).reshape(rows * dim, r_right)
             rows *= dim
-    return result.reshape(shape)
+        right, cols = np.ones((1, 1), dtype=dtype), 1
+        for core in reversed(cores[cut:]):
+            r_left, dim, r_right = core.shape
+            right = (core.reshape(r_left * dim, r_right) @ right).reshape(r_left, dim * cols)
+            cols *= dim
+        return (left @ right).reshape(total)
+
+
+def _best_cut(shape: tuple[int, ...], bonds: tuple[int, ...]) -> tuple[int, int]:
+    """``(k, peak)``: the bond to contract towards, and the largest partial product (elements) it needs."""
+    n = len(shape)
+    left_peak = [0] * (n + 1)  # largest left partial when contracting cores[:k]
+    rows = 1
+    for k in range(1, n + 1):
+        rows *= shape[k - 1]
+        left_peak[k] = max(left_peak[k - 1], rows * bonds[k])
+    best = (0, 0)
+    right_peak, cols = 0, 1
+    for k in range(n, -1, -1):
+        if k < n:
+            cols *= shape[k]
+            right_peak = max(right_peak, bonds[k] * cols)
+        peak = max(left_peak[k], right_peak)
+        if k == n or peak < best[1]:
+            best = (k, peak)
+    return best
 
 
 def element(cores: Sequence[np.ndarray], index: Sequence[int]) -> np.generic:

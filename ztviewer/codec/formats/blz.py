@@ -61,8 +61,8 @@ def read(source: Source) -> TensorFile:
                                    rule="shape", tensor=tensor.name, offset=FIXED_HEADER))
     end = _add_cores(tensor, shape, ranks, itemsize, cores_at, source.size)
     if end < source.size:
-        problems.append(error(f"{source.size - end} trailing bytes [{end}, {source.size}) follow the last core",
-                              rule=RULE_CORES, offset=end))
+        problems.append(warning(f"{source.size - end} trailing bytes [{end}, {source.size}) follow the last core; "
+                                "they are ignored", rule=RULE_CORES, offset=end))
     regions = [Region("magic", 0, 4, "BLZ1"), Region("header", 4, 11, "version, dtype_tag, ndim, reserved"),
                Region("shape", FIXED_HEADER, 8 * ndim, f"shape: {ndim} × u64"),
                Region("ranks", ranks_at, 8 * (ndim + 1), f"ranks: {ndim + 1} × u64")]

@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     orjson = None
 
 from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, TruncatedFile
+from ..huge_int import from_digits
 from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
 from ..registry import FormatHandler, register
 from ..source import Source
@@ -33,6 +34,7 @@ RULE_JSON = "the header is N bytes of UTF-8 JSON"
 RULE_START = "the header MUST begin with '{'"
 RULE_DUPLICATE = "no duplicate tensor keys"
 RULE_METADATA = "__metadata__ is a string-to-string map"
+MAX_METADATA_DEPTH = 64  # nesting kept of a non-string metadata value; deeper is dropped with a problem
 _JSON_SPACE = " \t\n\r"
 _KEY = re.compile(r'("(?:[^"\\]|\\.)*")\s*:')  # a JSON string followed by ':' is an object key
 _first = itemgetter(0)
@@ -168,7 +170,7 @@ def _reject_constant(name: str) -> Any:
 
 def _json_loads(raw: bytes) -> Any:
     # Strict UTF-8 as in _header_text (json.loads(bytes) would let surrogates through).
-    return json.loads(str(raw, "utf-8"), parse_constant=_reject_constant)
+    return json.loads(str(raw, "utf-8"), parse_constant=_reject_constant, parse_int=from_digits)
 
 
 #: Any parser will do for plain headers: whatever it refuses or reads differently (orjson: integers past
@@ -194,7 +196,7 @@ def _parse(text: str, problems: list[Problem]) -> tuple[tuple[str, Any], ...]:
         problems.append(error(f"the header begins with {lead} whitespace byte(s) before '{{' (the reference "
                               "reader tolerates this; ztviewer opens the file)", rule=RULE_START, offset=8))
     try:
-        pairs = json.loads(text, object_pairs_hook=tuple, parse_constant=_reject_constant)
+        pairs = json.loads(text, object_pairs_hook=tuple, parse_constant=_reject_constant, parse_int=from_digits)
     except json.JSONDecodeError as exc:
         offset = 8 + len(text[:exc.pos].encode())
         raise ManifestDecodeError(f"the header is not valid JSON: {exc.msg} at byte {offset}", offset=offset,
@@ -267,15 +269,29 @@ def _metadata(value: Any, problems: list[Problem], offset: int | None) -> dict[s
     if bad:
         problems.append(error(f"__metadata__ values must be strings: {'; '.join(bad[:5])}"
                               f"{' …' if len(bad) > 5 else ''} (kept as found)", rule=RULE_METADATA, offset=offset))
-    return {key: _plain(v) for key, v in value}
+    plain = {}
+    for key, v in value:
+        try:
+            plain[key] = _plain(v, MAX_METADATA_DEPTH)
+        except _TooDeep:
+            problems.append(error(f"__metadata__ value {key!r} nests arrays or objects deeper than "
+                                  f"{MAX_METADATA_DEPTH} levels; it is dropped", rule=RULE_METADATA, offset=offset))
+            plain[key] = f"<dropped: nested deeper than {MAX_METADATA_DEPTH} levels>"
+    return plain
 
 
-def _plain(value: Any) -> Any:
-    """Undo the tuple-of-pairs decoding of objects (only odd metadata needs it)."""
-    if type(value) is tuple:
-        return {key: _plain(v) for key, v in value}
-    if type(value) is list:
-        return [_plain(v) for v in value]
+class _TooDeep(Exception):
+    pass
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """Undo the tuple-of-pairs decoding of objects (only odd metadata needs it), at most ``depth`` levels."""
+    if type(value) is tuple or type(value) is list:
+        if depth == 0:
+            raise _TooDeep
+        if type(value) is tuple:
+            return {key: _plain(v, depth - 1) for key, v in value}
+        return [_plain(v, depth - 1) for v in value]
     return value
 
 

@@ -17,6 +17,7 @@ from operator import itemgetter
 from typing import Any, Callable, Sequence
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
+from ..huge_int import HugeInt
 from ..model import Component, Problem, Tensor, dense_tensor, error, warning
 
 U64_MAX = (1 << 64) - 1
@@ -241,7 +242,7 @@ def json_type(value: Any) -> str:
     """The JSON name of a decoded value's type (objects are decoded as tuples of pairs)."""
     if value is None:
         return "null"
-    return {tuple: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+    return {tuple: "object", list: "array", str: "string", bool: "boolean", int: "integer", HugeInt: "integer",
             float: "number"}.get(type(value), type(value).__name__)
 
 

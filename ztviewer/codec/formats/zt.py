@@ -37,7 +37,7 @@ def _read(source: Source) -> TensorFile:
         problems += more
     tf = TensorFile(path=source.path, format="zt", variant=loc.layout, attributes=attributes, tensors=tensors,
                     problems=problems, regions=list(loc.regions), source=source, extra=extra)
-    check_layout(tf, source.size, alignment=ALIGNMENT)
+    check_layout(tf, source.size, alignment=ALIGNMENT, aliases=True)
     return tf
 
 

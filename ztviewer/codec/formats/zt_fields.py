@@ -11,7 +11,9 @@ from typing import Any
 
 from ..dtypes import DTYPES, ZT_LOGICAL_TYPES, ZT_SHORT_TO_CANONICAL
 from ..errors import SchemaError, UnsupportedFormat
+from ..huge_int import HugeInt
 from ..model import Component, Problem, Tensor, error, warning
+from ..text import value_text
 
 U64_MAX = (1 << 64) - 1
 ENCODINGS = frozenset({"raw", "zstd"})
@@ -24,7 +26,7 @@ STRUCTURAL_NOTE = "is shown structurally; ztviewer cannot decode it"
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _CBOR_NAMES = {dict: "map", list: "array", str: "text string", bytes: "byte string", int: "integer",
-               float: "float", bool: "boolean", type(None): "null", tuple: "array"}
+               float: "float", bool: "boolean", type(None): "null", tuple: "array", HugeInt: "integer"}
 
 
 def cbor_type(value: Any) -> str:
@@ -39,9 +41,9 @@ def is_u64(value: Any) -> bool:
 def u64_problem(key: str, value: Any, present: bool = True) -> str:
     if not present:
         return f"missing required key {key!r}"
-    if type(value) is int:
-        return f"{key!r} is {value}, outside the unsigned 64-bit range"
-    return f"{key!r} must be an unsigned integer, got {cbor_type(value)} {value!r:.40}"
+    if type(value) is int or type(value) is HugeInt:
+        return f"{key!r} is {value_text(value)}, outside the unsigned 64-bit range"
+    return f"{key!r} must be an unsigned integer, got {cbor_type(value)} {value_text(value, 40)}"
 
 
 def parse_shape(value: Any) -> tuple[int, ...] | str:
@@ -53,8 +55,9 @@ def parse_shape(value: Any) -> tuple[int, ...] | str:
     shape = tuple(value)
     for dim in shape:
         if type(dim) is not int or dim < 0 or dim > U64_MAX:
-            kind = f"{cbor_type(dim)} {dim!r:.20}" if type(dim) is not int else str(dim)
-            return f"'shape' {list(shape)!r:.60} has an invalid dimension {kind}: dims must be unsigned integers"
+            kind = f"{cbor_type(dim)} {value_text(dim, 20)}" if type(dim) is not int else value_text(dim)
+            return (f"'shape' {value_text(list(shape), 60)} has an invalid dimension {kind}: dims must be unsigned "
+                    "integers")
     return shape
 
 
@@ -66,12 +69,12 @@ def digest_problem(digest: Any) -> str | None:
     if algo == "crc32c":
         if len(value) == 10 and value[:2] in ("0x", "0X") and _HEX.issuperset(value[2:]):
             return None
-        return f"malformed crc32c digest {digest!r}: expected 'crc32c:0x' followed by 8 hex digits"
+        return f"malformed crc32c digest {value_text(digest, 60)}: expected 'crc32c:0x' followed by 8 hex digits"
     if algo == "sha256":
         if len(value) == 64 and _HEX.issuperset(value):
             return None
-        return f"malformed sha256 digest {digest!r}: expected 'sha256:' followed by 64 hex digits"
-    return f"unsupported digest algorithm {algo!r} in {digest!r:.60} (supported: crc32c, sha256)"
+        return f"malformed sha256 digest {value_text(digest, 90)}: expected 'sha256:' followed by 64 hex digits"
+    return f"unsupported digest algorithm {value_text(algo, 30)} in {value_text(digest, 60)} (supported: crc32c, sha256)"
 
 
 def check_version(value: Any, supported_minor: int, offset: int, problems: list[Problem]) -> None:
@@ -82,7 +85,7 @@ def check_version(value: Any, supported_minor: int, offset: int, problems: list[
         return
     parts = value.split(".") if type(value) is str else []
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:3]) or len(parts) > 3:
-        raise SchemaError(f"manifest version {value!r} is not of the form MAJOR.MINOR[.PATCH]",
+        raise SchemaError(f"manifest version {value_text(value, 60)} is not of the form MAJOR.MINOR[.PATCH]",
                           offset=offset, rule=rule)
     major, minor = int(parts[0]), int(parts[1])
     if major != 1:
@@ -115,17 +118,17 @@ def parse_component(role: str, raw: Any, tname: str, problems: list[Problem], ob
         ok = False
     encoding = raw.get("encoding", "raw")
     if type(encoding) is not str or encoding not in ENCODINGS:
-        problems.append(error(f"unknown encoding {encoding!r} (known: raw, zstd)", tensor=tname,
+        problems.append(error(f"unknown encoding {value_text(encoding, 40)} (known: raw, zstd)", tensor=tname,
                               component=role, offset=offset if ok else None, rule="v1: encoding raw | zstd"))
         if type(encoding) is not str:
-            encoding = repr(encoding)
+            encoding = value_text(encoding, 40)
     digest = raw.get("digest")
     if digest is not None:
         why = digest_problem(digest)
         if why:
             problems.append(error(why, tensor=tname, component=role, rule="digest is crc32c:0x… or sha256:…"))
             if type(digest) is not str:
-                digest = repr(digest)
+                digest = value_text(digest, 80)
     dtype = default_dtype
     uncompressed = None
     extra: dict[str, Any] = {}
@@ -265,7 +268,7 @@ def apply_tensor_train(tensor: Tensor) -> None:
     if (type(ranks) is not list or len(ranks) != ndim + 1
             or not all(type(r) is int and 0 < r <= U64_MAX for r in ranks)):
         tensor.problems.append(error(f"tensor_train needs 'ranks' ({ndim + 1} positive integers) in its attributes, "
-                                     f"got {ranks!r:.60}", tensor=tensor.name, rule="tensor_train ranks"))
+                                     f"got {value_text(ranks, 60)}", tensor=tensor.name, rule="tensor_train ranks"))
         return
     tensor.extra["ranks"] = tuple(ranks)
     for k, extent in enumerate(tensor.shape):

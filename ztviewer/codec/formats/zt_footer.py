@@ -19,6 +19,7 @@ from typing import Any
 import cbor2
 
 from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, TruncatedFile, UnsupportedFormat
+from ..huge_int import from_bignum
 from ..model import Problem, Region, warning
 from ..source import Source
 
@@ -26,6 +27,7 @@ MAGIC_V01 = b"ZTEN0001"
 MAGIC_V1 = b"ZTEN1000"
 MAGIC_LEN = 8
 MAX_CBOR_DEPTH = 64
+RULE_SHARING = "manifests do not use CBOR value sharing (tags 28 / 29)"
 _U64 = struct.Struct("<Q")
 #: Exceptions a decoder can raise on hostile bytes; CBORError is not a ValueError in cbor2 6.
 _DECODE_FAILURES = (cbor2.CBORError, ValueError, RecursionError, OverflowError, TypeError, LookupError,
@@ -105,9 +107,11 @@ def decode_manifest(source: Source, loc: ManifestLocation) -> tuple[Any, list[Pr
         try:  # a second pass tells duplicate map keys (tolerated, last one wins) from broken CBOR
             root, used = _decode(data, allow_duplicate_keys=True)
         except _DECODE_FAILURES as exc:
+            shared = isinstance(exc.__cause__, SharingRefused)
             raise ManifestDecodeError(
-                f"the {loc.size}-byte manifest at byte {loc.offset} (0x{loc.offset:X}) is not valid CBOR: "
-                f"{_reason(exc)}", offset=loc.offset, rule="the manifest is one CBOR item") from None
+                f"the {loc.size}-byte manifest at byte {loc.offset} (0x{loc.offset:X}) is not "
+                f"{'accepted' if shared else 'valid CBOR'}: {_reason(exc)}", offset=loc.offset,
+                rule=RULE_SHARING if shared else "the manifest is one CBOR item") from None
         problems.append(warning("the manifest has a map with duplicate keys; the last value of each is used",
                                 offset=loc.offset, rule="CBOR maps should not repeat keys"))
     if used != loc.size:
@@ -118,13 +122,32 @@ def decode_manifest(source: Source, loc: ManifestLocation) -> tuple[Any, list[Pr
     return root, problems
 
 
+class SharingRefused(ValueError):
+    """A manifest uses CBOR value sharing: a value may then contain itself, or expand exponentially."""
+
+
+def _refuse_sharing(*_: Any) -> Any:
+    raise SharingRefused("it uses CBOR value sharing (tag 28 / 29), which can make a value contain itself or "
+                         "expand exponentially")
+
+
+#: Every CBOR decoding of a manifest goes through :func:`_decode` with these: bignums of more than
+#: ``DECIMAL_BITS`` bits become :class:`~ztviewer.codec.huge_int.HugeInt`, value sharing is refused.
+_SEMANTIC_DECODERS = {2: lambda data, immutable=False: from_bignum(data, False),
+                      3: lambda data, immutable=False: from_bignum(data, True),
+                      28: _refuse_sharing, 29: _refuse_sharing}
+
+
 def _decode(data: bytes, allow_duplicate_keys: bool) -> tuple[Any, int]:
     stream = io.BytesIO(data)
-    decoder = cbor2.CBORDecoder(stream, max_depth=MAX_CBOR_DEPTH, allow_duplicate_keys=allow_duplicate_keys)
+    decoder = cbor2.CBORDecoder(stream, max_depth=MAX_CBOR_DEPTH, allow_duplicate_keys=allow_duplicate_keys,
+                                semantic_decoders=_SEMANTIC_DECODERS)
     return decoder.decode(), stream.tell()
 
 
 def _reason(exc: BaseException) -> str:
+    if isinstance(exc.__cause__, SharingRefused):
+        return str(exc.__cause__)
     if isinstance(exc, RecursionError) or "depth" in str(exc):
         return f"containers nested deeper than {MAX_CBOR_DEPTH} levels ({exc})"
     if isinstance(exc, cbor2.CBORDecodeEOF):

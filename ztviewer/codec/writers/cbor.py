@@ -17,6 +17,8 @@ from typing import Any
 from cbor2 import CBORTag
 
 from ..errors import EditRefused
+from ..huge_int import HugeInt
+from ..text import value_text
 
 U64_MAX = (1 << 64) - 1
 
@@ -75,7 +77,11 @@ def _encode(value: Any, out: bytearray, path: str, deterministic: bool = False) 
     elif isinstance(value, float):
         out += _float(value)
     elif isinstance(value, str):
-        data = value.encode("utf-8")
+        try:
+            data = value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise EditRefused(f"{path}: text {value_text(value, 60)} is not valid Unicode (a lone surrogate)",
+                              rule="CBOR text strings are UTF-8; rename or retype it") from None
         out += _head(3, len(data))
         out += data
     elif isinstance(value, (bytes, bytearray, memoryview)):
@@ -102,6 +108,9 @@ def _encode(value: Any, out: bytearray, path: str, deterministic: bool = False) 
         out += _head(4, len(value))
         for i, item in enumerate(value):
             _encode(item, out, f"{path}[{i}]", deterministic)
+    elif isinstance(value, HugeInt):
+        raise EditRefused(f"{path}: integer {value} does not fit CBOR's 64-bit integers",
+                          rule="CBOR integers are at most 64 bits; store it as a string")
     elif isinstance(value, CBORTag):
         out += _head(6, value.tag)
         _encode(value.value, out, f"{path}<tag {value.tag}>")

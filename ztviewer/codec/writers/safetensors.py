@@ -15,7 +15,7 @@ import struct
 from typing import Any
 
 from ..dtypes import CANONICAL_TO_SAFETENSORS
-from ..errors import CodecError
+from ..errors import CodecError, EditRefused
 from .blobs import can_copy, write_component
 from .output import Output
 from .phases import Phase, PhasedWriter
@@ -39,7 +39,11 @@ def header_bytes(metadata: dict[str, str], entries: dict[str, dict[str, Any]]) -
     if metadata:
         header["__metadata__"] = {k: metadata[k] for k in sorted(metadata)}
     header.update(entries)
-    text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    try:
+        text = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        raise EditRefused("a tensor name or metadata text is not valid Unicode (it holds a lone surrogate)",
+                          rule="the header is UTF-8 JSON; rename the tensor or fix the metadata") from None
     return text + b" " * (-len(text) % 8)
 
 
