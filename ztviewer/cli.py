@@ -69,6 +69,13 @@ def describe(tf, with_hash: bool = False) -> dict[str, Any]:
     return describe_file(tf, with_hash)
 
 
+def _jsonable(value: Any) -> Any:
+    """A decoded value as plain JSON data (see :func:`ztviewer.cli_info.jsonable`)."""
+    from .cli_info import jsonable
+
+    return jsonable(value)
+
+
 def say(text: str, file: TextIO | None = None) -> None:
     """Print one line for a person: control characters and lone surrogates escaped, whatever a file holds."""
     from .codec.text import printable

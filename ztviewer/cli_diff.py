@@ -30,10 +30,9 @@ def add_diff_command(sub: argparse._SubParsersAction) -> None:
 
 def _text(value: object) -> str:
     """A value shown in the text table: control characters escaped so a file cannot drive the terminal."""
-    text = str(value)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    from .codec.text import printable
+
+    return printable(str(value))
 
 
 def _open(path: str):
@@ -78,8 +77,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         for tf in opened:
             tf.close()
     if args.json:
-        json.dump(diff_document(result, args.only == "changed"), sys.stdout, indent=1, ensure_ascii=False)
-        print()
+        from .codec.text import json_safe
+
+        print(json_safe(json.dumps(diff_document(result, args.only == "changed"), indent=1, ensure_ascii=False)))
     else:
         print_diff(result, args.only == "changed")
     return EXIT_SAME if result.unchanged else EXIT_DIFFERENT
