@@ -298,8 +298,10 @@ def _plain(value: Any, depth: int) -> Any:
 class HeaderLocator:
     """Absolute byte offsets of keys in the header text, for messages.
 
-    Lookups usually come in header order, so the search resumes where the last one ended and character
-    positions are turned into byte positions incrementally.
+    Lookups usually come in header order and name keys written verbatim, so the search for ``"name"`` resumes
+    where the last one ended. The first lookup that misses (a key written with JSON escapes, or asked for out
+    of order) indexes every key of the header once, decoded, and all later lookups use that index: the work
+    stays linear in the header however many keys are looked up.
     """
 
     def __init__(self, text: str) -> None:
@@ -308,27 +310,46 @@ class HeaderLocator:
         self._resume = 0
         self._mark = (0, 0)  # (character, byte) position already converted
         self._cache: dict[str, int | None] = {}
+        self._index: dict[str, list[int]] | None = None
 
     def __call__(self, name: str) -> int | None:
         if name not in self._cache:
+            self._cache[name] = self._find(name)
+        return self._cache[name]
+
+    def _find(self, name: str) -> int | None:
+        if self._index is None:
             key = json.dumps(name, ensure_ascii=False)
             pos = self.text.find(key, self._resume)
-            if pos < 0:
-                pos = self.text.find(key)
             if pos >= 0:
                 self._resume = pos + len(key)
-            self._cache[name] = None if pos < 0 else self._byte(pos)
-        return self._cache[name]
+                return self._byte(pos)
+        places = self.index().get(name)
+        return places[0] if places else None
+
+    def index(self) -> dict[str, list[int]]:
+        """Every ``"key":`` of the header (at any level), decoded, → its byte offsets in header order."""
+        if self._index is None:
+            index: dict[str, list[int]] = {}
+            char = byte = 0
+            text = self.text
+            for match in _KEY.finditer(text):
+                raw = match.group(1)
+                try:
+                    key = json.loads(raw) if "\\" in raw else raw[1:-1]
+                except ValueError:
+                    continue
+                start = match.start()
+                byte += start - char if self._ascii else len(text[char:start].encode())
+                char = start
+                index.setdefault(key, []).append(8 + byte)
+            self._index = index
+        return self._index
 
     def occurrences(self, names: set[str]) -> dict[str, list[int]]:
         """Byte offsets of every ``"name":`` key for the given names, in header order, in one pass."""
-        quoted = {json.dumps(name, ensure_ascii=False): name for name in names}
-        found: dict[str, list[int]] = {name: [] for name in names}
-        for match in _KEY.finditer(self.text):
-            name = quoted.get(match.group(1))
-            if name is not None:
-                found[name].append(self._byte(match.start()))
-        return found
+        index = self.index()
+        return {name: index.get(name, []) for name in names}
 
     def _byte(self, pos: int) -> int:
         if self._ascii:
