@@ -111,7 +111,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from .cli_write import report_cleaned
     from .codec.decode import to_dense
+    from .codec.save import atomic_write, clean_stale_temporaries
 
     tf = _open(args.file)
     if not tf.readable:
@@ -128,8 +130,12 @@ def cmd_export(args: argparse.Namespace) -> int:
             say(str(p), sys.stderr)
         return EXIT_PROBLEMS
     array = to_dense(tf, tensor, raw_bits=args.raw)
-    np.save(args.output, np.ascontiguousarray(array), allow_pickle=False)
-    say(f"wrote {args.output}: {tensor.name} {array.dtype} {list(array.shape)}")
+    output = args.output if args.output.endswith(".npy") else args.output + ".npy"  # as np.save names it
+    cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(output)))
+    atomic_write(output, lambda out: np.lib.format.write_array(out, np.ascontiguousarray(array),
+                                                                 allow_pickle=False))
+    say(f"wrote {output}: {tensor.name} {array.dtype} {list(array.shape)}")
+    report_cleaned(cleaned)
     return EXIT_OK
 
 

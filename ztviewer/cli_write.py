@@ -120,7 +120,16 @@ def cmd_convert(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes)")
+    report_cleaned(result.cleaned)
     return 0
+
+
+def report_cleaned(paths: tuple[str, ...]) -> None:
+    """Tell the user which temporaries of interrupted saves were removed from the output's folder."""
+    from .cli import say
+
+    for path in paths:
+        say(f"removed {path}: a temporary file an interrupted save left behind", sys.stderr)
 
 
 def _edit_commands(args: argparse.Namespace) -> list:
@@ -159,4 +168,5 @@ def cmd_edit(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")
+    report_cleaned(result.cleaned)
     return 0

@@ -100,3 +100,36 @@ def replace(src: str, dst: str, release: Callable[[], None] | None = None) -> No
     release()
     gc.collect()  # views of the old map that only a reference cycle keeps alive
     os.replace(src, dst)
+
+
+def lock_for_writing(fd: int) -> None:
+    """Hold an advisory lock on ``fd`` for as long as it is open (``flock`` where ``fcntl`` exists), so that
+    :func:`held_by_nobody` can tell a temporary file being written from one a killed process left behind."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass
+
+
+def held_by_nobody(path: str) -> bool | None:
+    """Whether no process holds the lock of :func:`lock_for_writing` on ``path`` (its writer died); ``None``
+    where the system has no ``flock`` (there, an open file cannot be deleted: Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_BINARY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

@@ -37,6 +37,7 @@ class SaveResult:
     path: str
     size: int
     format: str
+    cleaned: tuple[str, ...] = ()  # stale temporaries of killed saves removed from the folder first
 
 
 def temporary_name(target: str) -> str:
@@ -50,6 +51,29 @@ def stale_temporaries(target: str) -> list[str]:
     return sorted(glob.glob(os.path.join(glob.escape(directory), f".{glob.escape(name)}{TMP_MARKER}*")))
 
 
+def clean_stale_temporaries(directory: str) -> tuple[str, ...]:
+    """Remove the temporary files killed saves (SIGKILL, power loss) left in ``directory``: ours only
+    (``.<name>.ztviewer-tmp-<hex>`` regular files), and only those no running save holds (every save keeps its
+    temporary locked; where the system has no such lock, an open file cannot be deleted). Returns their paths."""
+    removed = []
+    for path in sorted(glob.glob(os.path.join(glob.escape(directory or "."), f".*{TMP_MARKER}*"))):
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode) or portable.held_by_nobody(path) is False:
+                continue
+            os.unlink(path)
+        except OSError:  # gone meanwhile, or open elsewhere (Windows)
+            continue
+        removed.append(path)
+    return tuple(removed)
+
+
+def check_writable(target: str) -> None:
+    """Refuse to replace an existing file the user could not write (a read-only file stays read-only)."""
+    if os.path.exists(target) and not os.access(target, os.W_OK):
+        raise EditRefused(f"{target} is read-only; ztviewer does not replace a file you could not write "
+                          "(make it writable, or save to another path)", rule="replace only writable files")
+
+
 def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None],
                  progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,
                  release: Callable[[], None] | None = None) -> int:
@@ -60,6 +84,7 @@ def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None]
     closes this process's file and map of ``path`` when the system will not replace it while they are open.
     """
     target = os.path.realpath(os.fspath(path))
+    check_writable(target)
     tmp = temporary_name(target)
     mode = 0o666
     try:
@@ -67,6 +92,7 @@ def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None]
     except FileNotFoundError:
         pass
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | portable.O_CLOEXEC | portable.O_BINARY, mode)
+    portable.lock_for_writing(fd)
     try:
         try:
             out = Output(fd, progress, cancelled)
@@ -115,16 +141,18 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
     target = os.fspath(path) if path is not None else doc.original.path
     if not target or target.startswith("<"):
         raise EditRefused("the document has no file name; give a path to save to", rule="save target")
+    check_writable(os.path.realpath(target))
     if not compact and why_not_appendable(doc, target) is None:
         size = append_generation(doc, target, cancelled)
         if progress is not None:
             progress(size, size)
         return SaveResult(os.path.realpath(target), size, doc.target.key)
     plan = build_plan(doc)
+    cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(target)))
     size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,
                         release=lambda: release_sources_of(doc.original, target))
     drop_stale_journal(target)
-    return SaveResult(os.path.realpath(target), size, doc.target.key)
+    return SaveResult(os.path.realpath(target), size, doc.target.key, cleaned)
 
 
 def release_sources_of(tensor_file: TensorFile, target: str) -> None:

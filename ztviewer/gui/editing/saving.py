@@ -87,8 +87,10 @@ class SaveFlow(QObject):
         def finished(result: SaveResult) -> None:
             ended()
             session.mark_clean()
-            self.window.statusBar().showMessage(f"Saved {result.path} ({result.format}, {result.size:,} bytes)",
-                                                10000)
+            cleaned = (f"; removed {len(result.cleaned)} temporary file(s) interrupted saves left in the folder"
+                       if result.cleaned else "")
+            self.window.statusBar().showMessage(f"Saved {result.path} ({result.format}, {result.size:,} bytes)"
+                                                f"{cleaned}", 10000)
             if replaced is not None:
                 replaced.close()
             if reopen:
