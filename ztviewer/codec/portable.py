@@ -8,16 +8,20 @@ feature test, never by platform name, and a test that removes the calls exercise
 - :func:`copy_file_range`, :func:`sendfile`, :func:`splice`: the kernel copy calls, ``None`` when absent;
   the writer then copies through the source's memory map.
 - :func:`enlarge_pipe`: ``fcntl(F_SETPIPE_SZ)`` where ``fcntl`` exists (Linux).
+- :func:`open_regular`: ``open(path, "rb")`` that refuses FIFOs, devices and sockets before they can block.
+- :func:`lock_for_writing` / :func:`held_by_nobody`: ``flock`` where ``fcntl`` exists (stale temporaries).
 - :func:`replace`: ``os.replace``, releasing the open target's file and map first where the system refuses to
   replace a file that is open or mapped (Windows).
 """
 from __future__ import annotations
 
+import errno
 import gc
 import os
+import stat
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, BinaryIO
 
 #: flag that keeps Windows' C runtime from translating line ends on descriptors from ``os.open``.
 O_BINARY: int = getattr(os, "O_BINARY", 0)
@@ -133,3 +137,39 @@ def held_by_nobody(path: str) -> bool | None:
         return False
     finally:
         os.close(fd)
+
+
+class NotARegularFile(OSError):
+    """The path names a FIFO, device, socket or directory: reading it could block forever or never end."""
+
+
+def file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str) -> BinaryIO:
+    """``open(path, "rb")`` for regular files only (symbolic links followed): a FIFO, device or socket raises
+    :class:`NotARegularFile` before anything could block (see :func:`open_regular_fd`)."""
+    return os.fdopen(open_regular_fd(path), "rb")
+
+
+def open_regular_fd(path: str) -> int:
+    """A read-only descriptor of ``path`` if it is a regular file, else :class:`NotARegularFile`. The type is
+    checked before opening and again on the open descriptor (``O_NONBLOCK`` where the system has it, so even a
+    FIFO swapped in meanwhile cannot hang the open)."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(errno.EINVAL, f"{file_kind(mode)}, not a regular file", path)
+    fd = os.open(path, os.O_RDONLY | O_BINARY | O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(errno.EINVAL, f"{file_kind(mode)}, not a regular file", path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -30,7 +30,7 @@ class Source:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
-        self._file: BinaryIO | None = open(self.path, "rb")
+        self._file: BinaryIO | None = portable.open_regular(self.path)  # a FIFO would block forever
         try:
             self.size = os.fstat(self._file.fileno()).st_size
         except BaseException:
@@ -145,7 +145,7 @@ class Source:
     def _reopen_released(self) -> None:
         if not self._released:
             return
-        file = open(self.path, "rb")  # noqa: SIM115  (held until close or release)
+        file = portable.open_regular(self.path)  # held until close or release
         size = os.fstat(file.fileno()).st_size
         if size != self.size:
             file.close()

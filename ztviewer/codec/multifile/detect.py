@@ -12,6 +12,7 @@ import os
 
 from ..errors import CodecError, UnknownFormat
 from ..model import TensorFile
+from ..portable import open_regular
 from ..registry import open_file
 from .hf_sharded import INDEX_SUFFIX, is_hf_index, read_hf_index
 from .shards import CancelCheck, Progress, read_json, sample_names
@@ -123,7 +124,7 @@ def _index_mapping(path: str) -> str | None:
         try:
             if os.path.getsize(full) > MAX_SNIFFED_INDEX:
                 continue
-            with open(full, "rb") as f:
+            with open_regular(full) as f:
                 if needle not in f.read():
                     continue
             doc = read_json(full)

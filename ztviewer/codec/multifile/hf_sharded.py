@@ -25,6 +25,7 @@ from .shards import (
     load_shards,
     placeholder,
     read_json,
+    report_outside,
     report_unusable,
     sample_names,
     unreadable_set,
@@ -108,6 +109,7 @@ def _assemble(tf: TensorSet, weight_map: dict[str, str], mapped: dict[str, list[
     added = False
     for shard in tf.shards:
         names = mapped[shard.name]
+        report_outside(shard, issues)
         if not shard.usable:
             report_unusable(shard, issues, f"{len(names)} mapped tensor(s) cannot be read: {sample_names(names)}")
             continue

@@ -15,12 +15,12 @@ import threading
 from collections import OrderedDict
 
 from ..errors import CodecError
+from ..portable import open_regular, open_regular_fd
 from ..source import Source
 
 HEAD_BYTES = 4096
 MAX_HEAD_BYTES = 16 << 20  # a longer safetensors header is read through the map
 MAX_MAPPED = 64
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 
 
 class ShardChanged(CodecError):
@@ -78,7 +78,7 @@ class ShardSource(Source):
         self._pool = pool
         self._file = self._map = self._buffer = None
         self._closed = False
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = open_regular_fd(path)  # a FIFO or device named as a shard would block or never end
         try:
             stat = os.fstat(fd)
             self.size = size = stat.st_size
@@ -98,7 +98,7 @@ class ShardSource(Source):
         if self._closed:
             raise ValueError(f"{self.path} is closed")
         if self._map is None:
-            file = open(self.path, "rb")
+            file = open_regular(self.path)
             try:
                 stat = os.fstat(file.fileno())
                 if (stat.st_size, stat.st_mtime_ns) != self._stamp:

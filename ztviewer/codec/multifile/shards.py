@@ -18,6 +18,7 @@ from .. import registry
 from ..errors import Cancelled, CodecError, ManifestDecodeError, UnknownFormat
 from ..formats.safetensors import parse_json
 from ..model import Problem, Severity, Tensor, TensorFile
+from ..portable import open_regular
 from .fast_headers import read_batch
 from .shard_source import ShardSource, SourcePool
 
@@ -73,6 +74,7 @@ class Shard:
     readable = False
     missing = False
     error: str | None = None
+    outside: str | None = None  # the real path, when links lead out of the set's folder
     header_length: int | None = None
     plain = False
     data_bytes = 0
@@ -143,7 +145,7 @@ class ProblemLog:
 
 def read_json(path: str) -> Any:
     """Parse a small JSON file; a malformed one raises :class:`ManifestDecodeError` saying where."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         data = f.read(MAX_JSON_BYTES + 1)
     if len(data) > MAX_JSON_BYTES:
         raise ManifestDecodeError(f"{os.path.basename(path)} is larger than {MAX_JSON_BYTES:,} bytes",
@@ -177,7 +179,13 @@ def shard_path(folder: str, name: str) -> str | None:
 
 
 def open_shard(folder: str, name: str, pool: SourcePool) -> Shard:
-    """Open one shard's file and read its header bytes; a missing or unreadable file is recorded, not raised."""
+    """Open one shard's file and read its header bytes; a missing or unreadable file is recorded, not raised.
+
+    Only regular files are opened (a FIFO would block forever); a shard whose real path (links resolved) lies
+    outside the set's folder is opened but noted (``outside``): a Hugging Face cache links every snapshot file
+    to a blob two folders up, so the link itself is no fault, but the user should know where the bytes are."""
+    if "\0" in name:
+        return Shard(name, name, error="the shard name holds a NUL character, which no file name can")
     path = shard_path(folder, name)
     if path is None:
         return Shard(name, name, error="the shard path must be relative to the set's folder and stay inside it")
@@ -188,6 +196,10 @@ def open_shard(folder: str, name: str, pool: SourcePool) -> Shard:
         shard.missing = True
     except OSError as exc:
         shard.error = exc.strerror or str(exc)
+    else:
+        real, home = os.path.realpath(path), os.path.realpath(folder)
+        if os.path.commonpath([real, home]) != home:
+            shard.outside = real
     return shard
 
 
@@ -267,6 +279,14 @@ def _read_slow(shard: Shard, handler: registry.FormatHandler, index: int) -> Non
 def placeholder(name: str, shard: Shard) -> Tensor:
     """A tensor the index lists but its shard lacks: no dtype, no bytes, shown so the gap is visible."""
     return Tensor(name, "unknown", (), components={}, extra={"shard": shard.name, "missing": True})
+
+
+def report_outside(shard: Shard, issues: ProblemLog) -> None:
+    """A warning for a shard whose links lead out of the set's folder (the user should know where its bytes
+    come from; a Hugging Face cache does this for every file, so it is no error)."""
+    if shard.outside is not None:
+        issues.warning(f"the shard file is a link to {shard.outside}, outside the set's folder; its bytes are read "
+                       "from there", "shards lie in the set's folder", shard=shard)
 
 
 def report_unusable(shard: Shard, issues: ProblemLog, what: str) -> None:

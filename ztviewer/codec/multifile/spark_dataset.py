@@ -25,6 +25,7 @@ from .shards import (
     TensorSet,
     load_shards,
     read_json,
+    report_outside,
     report_unusable,
     sample_names,
     unreadable_set,
@@ -167,6 +168,7 @@ def _check_shard(entry: ManifestShard, shard: Shard, checker: SchemaChecker, iss
         older = " (the older part-{taskId}-{uuid} naming, without a shard index)" if OLD_NAME_RE.fullmatch(name) else ""
         issues.warning(f"the file name does not follow the pattern part-{{taskId:05d}}-{{shardIndex:04d}}-{{uuid}}"
                     f".safetensors{older}", RULE_NAME, shard=shard)
+    report_outside(shard, issues)
     if not shard.usable:
         report_unusable(shard, issues, f"its {entry.samples_count} sample(s) cannot be read")
         return
