@@ -35,6 +35,18 @@ class Frame:
     decoded_length: int
 
 
+def seek_table_length(tail: bytes, stored_length: int) -> int | None:
+    """Bytes the seek table (its skippable frame) takes at the end of a stored stream, from the stream's
+    last 9 bytes alone; ``None`` when they are not a seekable footer or the table would not fit."""
+    if len(tail) < 9 or stored_length < 17:
+        return None
+    count, descriptor, magic = _FOOTER.unpack_from(tail, len(tail) - 9)
+    if magic != SEEKABLE_MAGIC or descriptor & 0x7F:
+        return None
+    length = 8 + count * (12 if descriptor & 0x80 else 8) + 9
+    return length if length <= stored_length else None
+
+
 class SeekableStream:
     """A validated seekable stream over ``stored`` (the part's encoded bytes).
 

@@ -270,9 +270,9 @@ class FileView(QWidget):
         if isinstance(item, Component):
             tensor = self.tree_model.tensor_of(index)
             state = self.tree_model.digest_state(tensor, item).value
-            return properties.component_props(tensor, item, self.layout_map, size, state)
+            return properties.component_props(tensor, item, self.layout_map, size, state, self.tensor_file)
         if isinstance(item, Tensor):
-            return properties.tensor_props(item, self.layout_map, size)
+            return properties.tensor_props(item, self.layout_map, size, self.tensor_file)
         if isinstance(item, TensorGroup):
             return properties.group_props(item, self.tensor_file.tensors)
         return properties.file_props(self.tensor_file, self.layout_map)

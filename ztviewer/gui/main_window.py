@@ -14,6 +14,7 @@ from shiboken6 import Shiboken
 from ztviewer import __version__
 from ztviewer.session.file_layout import build_layout
 from ztviewer.session.formatting import exact_bytes, human_bytes
+from ztviewer.session.zt_v2_facts import file_kind_text
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
 from .editing.controller import EditController
@@ -337,7 +338,7 @@ class MainWindow(QMainWindow):
         tf = view.tensor_file
         self.setWindowTitle(f"{os.path.basename(tf.path)}[*] — ztviewer")
         self.setWindowModified(self.editing.is_modified(view))
-        self.format_label.setText(" ".join(p for p in (tf.format, tf.variant) if p) or "unknown format")
+        self.format_label.setText(file_kind_text(tf))
         self.size_label.setText(human_bytes(tf.size))
         self.size_label.setToolTip(exact_bytes(tf.size))
         self.tensors_label.setText(f"{len(tf.tensors):,} tensor{'s' if len(tf.tensors) != 1 else ''}")

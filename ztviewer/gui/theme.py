@@ -8,8 +8,13 @@ _FIXED_KIND_HUES = {
     "shape": QColor(0x4A, 0x69, 0x8C), "ranks": QColor(0x6C, 0x7A, 0x89), "manifest": QColor(0x2E, 0x86, 0xC1),
     "footer": QColor(0x11, 0x7A, 0x65), "padding": QColor(0xC8, 0xCD, 0xD2), "gap": QColor(0xE6, 0x7E, 0x22),
     "overlap": QColor(0xE7, 0x4C, 0x3C), "unparsed": QColor(0x95, 0x9D, 0xA6),
+    # zTensor v2: a blob several parts reference, the seek table inside a zstd-seekable part, and what earlier
+    # append generations left behind (drawn paler than the current manifest and footer)
+    "shared": QColor(0x16, 0xA0, 0x85), "seek-table": QColor(0x34, 0x49, 0x5E),
+    "old-manifest": QColor(0x9C, 0xB8, 0xD4), "old-footer": QColor(0x8F, 0xBF, 0xB2), "old-blob": QColor(0xB9, 0xAE, 0xC8),
 }
-STRUCTURE_KINDS = ("magic", "header-length", "header", "shape", "ranks", "manifest", "footer")
+STRUCTURE_KINDS = ("magic", "header-length", "header", "shape", "ranks", "manifest", "footer", "old-manifest",
+                   "old-footer")
 _GOLDEN = 0.618033988749895
 
 

@@ -22,6 +22,7 @@ from ztviewer.codec import Tensor, TensorFile
 from ztviewer.codec.model import plain_spans
 
 from .layout_padding import UNOWNED_KINDS, unowned_columns
+from .zt_v2_facts import seek_table_length, seekable_parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,8 @@ class Owner:
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    kind: str            # magic | header | manifest | footer | <other region kind> | blob | padding | gap | overlap
+    kind: str            # magic | header | manifest | footer | <other region kind> | blob | shared | seek-table
+    #                      | padding | gap | overlap
     offset: int
     length: int
     owners: tuple[Owner, ...] = ()
@@ -53,6 +55,9 @@ class Segment:
         span = f"[0x{self.offset:X}, 0x{self.end:X}) {self.length:,} bytes"
         if self.kind == "overlap":
             return f"overlap of {', '.join(o.label for o in self.owners)}: {span}"
+        if len(self.owners) > 1:
+            what = "blob" if self.kind == "shared" else self.owner.label.split(" of ", 1)[0]
+            return f"{what} shared by {', '.join(o.label.split(' of ', 1)[-1] for o in self.owners)}: {span}"
         if self.owner is not None:
             return f"{self.owner.label}: {span}"
         what = {"padding": "zero padding", "unparsed": "bytes the reader could not parse"}.get(
@@ -171,17 +176,40 @@ def build_layout(tf: TensorFile) -> FileLayout:
 
 
 def _owned_ranges(tf: TensorFile, kind_names: list[str]):
-    """Columns of the regions (first) and component blobs, unclipped and unsorted, with their owners."""
+    """Columns of the regions (first), the ranges inside parts (seek tables) and the component blobs,
+    unclipped and unsorted, with their owners."""
     blob_tensors, blob_roles, blob_starts, blob_ends = _blobs(tf)
     owners = Owners(blob_tensors, blob_roles, [])
-    region_numbers = [owners.add((Owner(r.kind, r.label or r.kind),)) for r in tf.regions]
-    region_kinds = [_code(kind_names, r.kind) for r in tf.regions]
+    inner = _inner_ranges(tf, blob_tensors, blob_roles, blob_ends, owners)
+    region_numbers = [owners.add((Owner(r.kind, r.label or r.kind),)) for r in tf.regions] + [n for *_, n in inner]
+    region_kinds = [_code(kind_names, r.kind) for r in tf.regions] + [_code(kind_names, k) for _, _, k, _ in inner]
     size = tf.size
-    starts = _clipped_column([r.offset for r in tf.regions] + blob_starts, size)
-    ends = _clipped_column([r.end for r in tf.regions] + blob_ends, size)
+    starts = _clipped_column([r.offset for r in tf.regions] + [s for s, *_ in inner] + blob_starts, size)
+    ends = _clipped_column([r.end for r in tf.regions] + [e for _, e, *_ in inner] + blob_ends, size)
     kinds = np.concatenate([np.array(region_kinds, np.int16), np.zeros(len(blob_starts), np.int16)])
     numbers = np.concatenate([np.array(region_numbers, np.int64), np.arange(len(blob_starts), dtype=np.int64)])
     return starts, ends, kinds, numbers, owners
+
+
+def _inner_ranges(tf: TensorFile, tensors: list[Tensor], roles: list[str], ends: list[int],
+                  owners: Owners) -> list[tuple[int, int, str, int]]:
+    """The seek table at the end of each zstd-seekable part as its own range (start, end, kind, owner number);
+    the part's blob is shortened to end where its table starts."""
+    parts = seekable_parts(tf)
+    if not parts:
+        return []
+    place = {(id(t), r): i for i, (t, r) in enumerate(zip(tensors, roles))}
+    inner = []
+    for tensor, component in parts:
+        i = place.get((id(tensor), component.role))
+        length = seek_table_length(tf, tensor, component) if i is not None else None
+        if i is None or length is None:
+            continue
+        ends[i] = component.end - length
+        label = f"seek table of {owners[i][0].label}"
+        inner.append((ends[i], component.end, "seek-table",
+                      owners.add((Owner("seek-table", label, tensor.index, component.role),))))
+    return inner
 
 
 def _blobs(tf: TensorFile) -> tuple[list[Tensor], list[str], list[int], list[int]]:
@@ -239,6 +267,17 @@ def _split_overlaps(starts, ends, kinds, numbers, owners: Owners, kind_names: li
             out.append((p, q, kind, number))
         elif active:
             together = tuple(owners[active[k][1]][0] for k in sorted(active))
-            out.append((p, q, kind_names.index("overlap"), owners.add(together)))
+            out.append((p, q, _shared_kind(ranges, active, kind_names), owners.add(together)))
     columns = np.array(out, np.int64).reshape(-1, 4).T
     return columns[0], columns[1], columns[2].astype(np.int16), columns[3]
+
+
+def _shared_kind(ranges: list[tuple[int, int, int, int]], active: dict[int, tuple[int, int]],
+                 kind_names: list[str]) -> int:
+    """Several owners of one byte: ranges of one kind that are identical (a blob several parts reference, as
+    weight tying does, or its seek table) are shared; anything else is an overlap."""
+    spans = {ranges[k][:3] for k in active}
+    if len(spans) != 1:
+        return kind_names.index("overlap")
+    kind = next(iter(spans))[2]
+    return _code(kind_names, "shared") if kind_names[kind] == "blob" else kind

@@ -1,16 +1,23 @@
-"""The facts the properties panel lists for a selected file, group, tensor or component (no widgets)."""
+"""The facts the properties panel lists for a selected file, group, tensor or component (no widgets), with the
+rows particular to zTensor v2: content ids, the footer, generations, shared blobs, zstd-seekable frames."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
 from ztviewer.codec import Component, Tensor, TensorFile
+from ztviewer.codec.errors import CodecError
+from ztviewer.codec.formats.zt_v2 import content_digest, object_content_digest
 
 from .file_layout import FileLayout
 from .formatting import alignment_of, byte_range, exact_bytes, shape_text, short_value
 from .tree_nodes import TensorGroup
+from .zt_v2_facts import generation_rows, is_v2, seek_table_length
 
 MAX_ITEMS = 200
+#: how a zTensor v2 part's own fields are labelled beside the common ones ("" = shown elsewhere)
+_PART_FIELD_LABELS = {"dtype": "dtype as written", "type": "logical type", "elements": "packed elements",
+                      "shared_with": "", "digest_over": "", "refuse": "refused"}
 
 
 @dataclass
@@ -62,12 +69,14 @@ def file_props(tf: TensorFile, layout: FileLayout | None) -> list[Prop]:
         for kind, label in (("padding", "zero padding"), ("gap", "gaps"), ("overlap", "overlaps")):
             count, nbytes = layout.totals(kind)
             derived.append(Prop(label, f"{count:,} ranges, {nbytes:,} bytes"))
-    props = [Prop("File", "", general)]
+    props = [Prop("File", "", general)] + file_v2_props(tf)
     if regions:
         props.append(Prop("Regions", f"{len(regions)}", regions))
     props.append(value_props("Attributes", tf.attributes))
-    if tf.extra:
-        props.append(value_props("Format fields", tf.extra))
+    fields = {k: v for k, v in tf.extra.items() if not k.startswith(("_", "content_digest:"))
+              and not (is_v2(tf) and k in SHOWN_EXTRA)}
+    if fields:
+        props.append(value_props("Format fields", fields))
     props.append(Prop("Derived", "", derived))
     return props + _problems(tf.problems)
 
@@ -86,7 +95,10 @@ def component_fields(component: Component) -> list[Prop]:
               Prop("byte order", component.byte_order)]
     if component.uncompressed_length is not None:
         fields.append(Prop("uncompressed length", exact_bytes(component.uncompressed_length)))
-    fields += [value_props(str(k), v) for k, v in component.extra.items()]
+    for key, value in component.extra.items():
+        label = _PART_FIELD_LABELS.get(key, str(key))
+        if label:
+            fields.append(value_props(label, value))
     return fields
 
 
@@ -102,13 +114,14 @@ def component_derived(component: Component, layout: FileLayout | None, file_size
     return derived
 
 
-def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int) -> list[Prop]:
+def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int, tf: TensorFile | None = None) -> list[Prop]:
     manifest = [Prop("name", tensor.name), Prop("index", str(tensor.index)), Prop("dtype", tensor.dtype),
                 Prop("shape", f"{shape_text(tensor.shape)}  {list(tensor.shape)}"), Prop("layout", tensor.layout)]
     if tensor.layout_spelling and tensor.layout_spelling != tensor.layout:
         manifest.append(Prop("layout as written", tensor.layout_spelling))
     if "shard" in tensor.extra:
         manifest.append(Prop("shard", str(tensor.extra["shard"])))
+    manifest += tensor_v2_props(tf, tensor)
     manifest.append(Prop("components", f"{len(tensor.components)}",
                          [Prop(role, f"{c.encoding} {byte_range(c.offset, c.length)}", component_fields(c))
                           for role, c in tensor.components.items()]))
@@ -132,7 +145,87 @@ def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int) -> l
 
 
 def component_props(tensor: Tensor, component: Component, layout: FileLayout | None, file_size: int,
-                    digest_state: str) -> list[Prop]:
-    return [Prop("Component", f"{tensor.name} · {component.role}", component_fields(component)),
+                    digest_state: str, tf: TensorFile | None = None) -> list[Prop]:
+    return [Prop("Component", f"{tensor.name} · {component.role}",
+                 component_fields(component) + component_v2_props(tf, tensor, component)),
             Prop("Derived", "", component_derived(component, layout, file_size) + [Prop("digest state", digest_state)])] \
         + _problems([p for p in tensor.problems if p.component == component.role])
+
+
+# -- zTensor v2 ---------------------------------------------------------------------------------------------
+#: ``TensorFile.extra`` keys these rows present, so the generic "Format fields" list leaves them out
+SHOWN_EXTRA = frozenset({"footer", "generations", "version", "generation_of", "generation_number"})
+NO_CONTENT_ID = "— (a part records no digest, or the file has errors)"
+
+
+def file_v2_props(tf: TensorFile) -> list[Prop]:
+    if not is_v2(tf):
+        return []
+    rows: list[Prop] = []
+    if not tf.extra.get("data_shard"):
+        rows.append(Prop("content id", content_digest(tf) or NO_CONTENT_ID))
+    footer = tf.extra.get("footer")
+    if isinstance(footer, dict):
+        rows.append(Prop("footer", f"{byte_range(footer['offset'], 40)} 40 bytes", [
+            Prop("manifest offset", f"{footer['manifest_offset']:,} (0x{footer['manifest_offset']:X})"),
+            Prop("manifest length", exact_bytes(footer["manifest_length"])),
+            Prop("manifest hash", f"xxh3:{footer['manifest_hash']}"),
+            Prop("version", str(tf.extra.get("version", "—")))]))
+    generations = generation_rows(tf)
+    if generations:
+        earlier = len(generations) - 1
+        if tf.extra.get("generation_of"):
+            summary = f"generation {generations[0].number}, shown read-only ({earlier} before it)"
+        else:
+            summary = f"{len(generations)} (this one and {earlier} earlier)" if earlier else "1"
+        shown = "shown" if tf.extra.get("generation_of") else "current"
+        rows.append(Prop("generations", summary, [Prop(f"generation {g.number}", g.summary()
+                                                       + (f" — {shown}" if g.current else ""))
+                                                  for g in generations]))
+    return [Prop("zTensor v2", "", rows)]
+
+
+def tensor_v2_props(tf: TensorFile | None, tensor: Tensor) -> list[Prop]:
+    if tf is None or not is_v2(tf):
+        return []
+    rows = [Prop("content id", object_content_digest(tensor) or NO_CONTENT_ID)]
+    shared = [f"{role}: shared with {', '.join(c.extra['shared_with'])}" for role, c in tensor.components.items()
+              if c.extra.get("shared_with")]
+    if shared:
+        rows.append(Prop("shared blobs", f"{len(shared)}", [Prop(line.split(":", 1)[0], line.split(": ", 1)[1])
+                                                            for line in shared]))
+    return rows
+
+
+def component_v2_props(tf: TensorFile | None, tensor: Tensor, component: Component) -> list[Prop]:
+    if tf is None or not is_v2(tf):
+        return []
+    rows: list[Prop] = []
+    owners = component.extra.get("shared_with")
+    if owners:
+        rows.append(Prop("shared blob", f"{len(owners) + 1} owners",
+                         [Prop("owner", f"{tensor.name}/{component.role} (this part)")]
+                         + [Prop("owner", label) for label in owners]))
+    if component.extra.get("digest_over") == "decoded":
+        rows.append(Prop("digest covers", "the decoded bytes (v2 §3.4)" if component.digest else "— (no digest)"))
+    if component.encoding == "zt.zstd-seekable/1":
+        rows += _seekable_rows(tf, tensor, component)
+    return rows
+
+
+def _seekable_rows(tf: TensorFile, tensor: Tensor, component: Component) -> list[Prop]:
+    from ztviewer.codec.decode import _seekable
+
+    table = seek_table_length(tf, tensor, component)
+    rows = [Prop("decoded length", exact_bytes(component.uncompressed_length or 0))]
+    if table is not None:
+        rows.append(Prop("seek table", f"{byte_range(component.end - table, table)} {table:,} bytes"))
+    try:
+        stream = _seekable(tf, tensor, component)
+    except (CodecError, ValueError) as exc:
+        return rows + [Prop("frames", f"unreadable: {exc}")]
+    frames = stream.frames
+    if frames:
+        rows.append(Prop("frames", f"{len(frames):,} × {exact_bytes(stream.frame_size)} decoded"
+                         + (f" (last {frames[-1].decoded_length:,})" if len(frames) > 1 else "")))
+    return rows

@@ -12,6 +12,7 @@ from ztviewer.codec.digest_state import DigestState
 from ztviewer.session.digest_states import DigestStates, PRIORITY
 from ztviewer.session.formatting import exact_bytes, hex_offset, human_bytes, natural_key, shape_text
 from ztviewer.session.tree_nodes import TensorGroup
+from ztviewer.session.zt_v2_facts import file_kind_text, shared_note, tensor_shared_note
 
 from .. import theme
 from .tree_roles import Column, TreeRole
@@ -111,7 +112,10 @@ def _digest_color(state: DigestState):
 
 def _digest_tooltip(model: "TensorTreeModel", item, state: DigestState) -> str:
     if isinstance(item, Component):
-        return f"{item.digest or 'no digest'}\n{DIGEST_TIP[state]}"
+        tip = DIGEST_TIP[state]
+        if item.digest and item.extra and item.extra.get("digest_over") == "decoded":   # zTensor v2
+            tip = tip.replace("stored bytes", "decoded bytes") + "\n(the digest covers the decoded bytes)"
+        return f"{item.digest or 'no digest'}\n{tip}"
     if isinstance(item, TensorFile):
         counts = model.digests.totals()
         return "\n".join(f"{DIGEST_TEXT[s]}: {n:,} components" for s, n in counts.items()) or "no components"
@@ -132,7 +136,7 @@ def _file_cell(model: "TensorTreeModel", tf: TensorFile, column: Column, role: i
     if role in (R.DisplayRole, TreeRole.SORT):
         n = len(tf.tensors)
         return {Column.NAME: file_title(tf), Column.SHAPE: f"{n:,} tensor{'s' if n != 1 else ''}",
-                Column.LAYOUT: " ".join(p for p in (tf.format, tf.variant) if p),
+                Column.LAYOUT: file_kind_text(tf),
                 Column.STORED: human_bytes(tf.size) if role == R.DisplayRole else tf.size}.get(column, "")
     if role == R.ToolTipRole:
         return tf.path if column == Column.NAME else (exact_bytes(tf.size) if column == Column.STORED else None)
@@ -161,10 +165,11 @@ def _tensor_cell(model: "TensorTreeModel", tensor: Tensor, column: Column, role:
     span = tensor.byte_span()
     if role == R.DisplayRole:
         name = tensor.name.rsplit(".", 1)[-1] if model.grouped else tensor.name
+        if column == Column.OFFSET:
+            return (hex_offset(span[0]) if span else "") + (SHARED_MARK if tensor_shared_note(tensor) else "")
         return {Column.NAME: name, Column.DTYPE: tensor.dtype, Column.SHAPE: shape_text(tensor.shape),
                 Column.LAYOUT: tensor.layout, Column.STORED: human_bytes(tensor.stored_nbytes),
-                Column.ENCODING: tensor_encoding(tensor),
-                Column.OFFSET: hex_offset(span[0]) if span else ""}.get(column)
+                Column.ENCODING: tensor_encoding(tensor)}.get(column)
     if role == TreeRole.SORT:
         return sort_key(tensor, column, model.digests)
     if role == R.ToolTipRole:
@@ -174,7 +179,10 @@ def _tensor_cell(model: "TensorTreeModel", tensor: Tensor, column: Column, role:
         if column == Column.STORED:
             return exact_bytes(tensor.stored_nbytes)
         if column == Column.OFFSET and span:
-            return f"{span[0]:,}"
+            note = tensor_shared_note(tensor)
+            return f"{span[0]:,}" + (f"\n{note}" if note else "")
+        if column == Column.ENCODING:
+            return _encoding_tip(tensor_encoding(tensor))
         if column == Column.LAYOUT and tensor.layout_spelling and tensor.layout_spelling != tensor.layout:
             return f"written as {tensor.layout_spelling!r}"
         return None
@@ -188,10 +196,13 @@ def _tensor_cell(model: "TensorTreeModel", tensor: Tensor, column: Column, role:
 def _component_cell(component: Component, column: Column, role: int) -> Any:
     if role == R.DisplayRole:
         shape = component.extra.get("shape")
-        return {Column.NAME: component.role, Column.DTYPE: component.dtype or "",
+        logical = component.extra.get("type")
+        dtype = component.dtype or ""
+        return {Column.NAME: component.role, Column.DTYPE: f"{dtype} ({logical})" if logical else dtype,
                 Column.SHAPE: shape_text(shape) if isinstance(shape, (list, tuple)) else "",
                 Column.STORED: human_bytes(component.length), Column.ENCODING: component.encoding,
-                Column.OFFSET: hex_offset(component.offset)}.get(column, "")
+                Column.OFFSET: hex_offset(component.offset) + (SHARED_MARK if shared_note(component) else "")
+                }.get(column, "")
     if role == TreeRole.SORT:
         return {Column.NAME: component.role, Column.DTYPE: component.dtype or "", Column.STORED: component.length,
                 Column.ENCODING: component.encoding, Column.OFFSET: component.offset}.get(column, "")
@@ -201,8 +212,24 @@ def _component_cell(component: Component, column: Column, role: int) -> Any:
                      if component.uncompressed_length is not None else "")
             return exact_bytes(component.length) + extra
         if column == Column.OFFSET:
-            return f"{component.offset:,} .. {component.end:,}"
+            note = shared_note(component)
+            return f"{component.offset:,} .. {component.end:,}" + (f"\n{note}" if note else "")
+        if column == Column.ENCODING:
+            return _encoding_tip(component.encoding)
+        if column == Column.DTYPE and component.extra.get("type"):
+            return f"stored as {component.dtype}, read as the logical type {component.extra['type']}"
     return None
+
+
+#: appended to the offset of a part (and its tensor) whose blob other parts reference too (weight tying)
+SHARED_MARK = " ⇄"
+_ENCODING_TIPS = {"raw": "stored as is", "zstd": "one zstd stream",
+                  "zt.zstd-seekable/1": "independent zstd frames indexed by a seek table (random access)"}
+
+
+def _encoding_tip(encoding: str) -> str:
+    tips = [f"{e}: {_ENCODING_TIPS[e]}" if e in _ENCODING_TIPS else e for e in encoding.split(", ")]
+    return "\n".join(tips)
 
 
 def _problem_icon(problems: list, has_errors: bool):

@@ -20,9 +20,12 @@ from .. import theme
 from .file_map_columns import column_winners
 
 # Which segment colours a pixel column that several share (higher wins).
-_PRIORITY = {"overlap": 5, "gap": 4, "blob": 3, "padding": 0, "unparsed": 0}
-_LEGEND_LABELS = {"blob": "tensor data", "padding": "zero padding", "unparsed": "not parsed"}
-_LEGEND_ORDER = (*theme.STRUCTURE_KINDS, "blob", "padding", "gap", "overlap", "unparsed")
+_PRIORITY = {"overlap": 5, "gap": 4, "seek-table": 4, "blob": 3, "shared": 3, "padding": 0, "unparsed": 0}
+_LEGEND_LABELS = {"blob": "tensor data", "padding": "zero padding", "unparsed": "not parsed", "shared": "shared blob",
+                  "seek-table": "seek table", "old-manifest": "superseded manifest",
+                  "old-footer": "superseded footer", "old-blob": "earlier generation's blob"}
+_LEGEND_ORDER = (*theme.STRUCTURE_KINDS, "blob", "shared", "seek-table", "old-blob", "padding", "gap", "overlap",
+                 "unparsed")
 _BAR_H = 22
 _LEGEND_H = 18
 _MARGIN = 6

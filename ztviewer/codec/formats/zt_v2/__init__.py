@@ -4,7 +4,8 @@ blobs and a deterministic-CBOR manifest of objects and parts.
 Public API (all Qt-free):
 
 * :func:`read` — the registry's reader (``open_file`` uses it for any file starting with the v2 magic).
-* :func:`find_generations`, :class:`Generation`, :func:`read_generation_at` — earlier append generations.
+* :func:`find_generations`, :class:`Generation`, :func:`read_generation_at`, :func:`open_generation` — earlier
+  append generations.
 * :func:`content_digest`, :func:`object_content_digest` — ``zt.content/1`` (§6.4), what ``zt id`` prints.
 * :func:`deep_checks` — whole-file checks for ``ztviewer check``: padding, shard digests.
 * :mod:`.rules` — the rule strings problems name.
@@ -16,7 +17,12 @@ from . import rules
 from .container import MAGIC
 from .content import content_digest, object_content_digest
 from .deep import deep_checks
-from .generations import Generation, find_generations, read_generation_at
+from .generations import (
+    Generation,
+    find_generations,
+    open_generation,
+    read_generation_at,
+)
 from .reader import FORMAT, read
 
 
@@ -42,6 +48,7 @@ __all__ = [
     "deep_checks",
     "find_generations",
     "object_content_digest",
+    "open_generation",
     "read",
     "read_generation_at",
     "rules",

@@ -159,13 +159,40 @@ def read_generation_at(tf: TensorFile, generation: Generation) -> TensorFile:
     return old
 
 
-class PrefixSource(Source):
-    """The first ``size`` bytes of an open source, sharing its file and map (closing it does nothing)."""
+def open_generation(path: str, end: int) -> TensorFile:
+    """Open ``path`` as it was in the generation whose footer ends at byte ``end`` (an ``end`` listed by
+    :func:`find_generations`, or the file's size for the current one), with the generations before it
+    listed. The returned file owns its own open file: closing it closes that."""
+    from ...errors import HeaderError
+    from .container import read_footer
+    from .reader import attach_generations, read_generation
 
-    def __init__(self, parent: Source, size: int) -> None:
+    source = Source(path)
+    try:
+        footer = read_footer(source) if end == source.size else footer_ending_at(source, end)
+        if footer is None:
+            raise HeaderError(f"no sound footer of an earlier generation ends at byte {end:,} of {path}", offset=end,
+                              rule="append generations (v2 §2.5)")
+        old = read_generation(PrefixSource(source, end, owns_parent=True), footer)
+        attach_generations(old)
+    except BaseException:
+        source.close()
+        raise
+    if end != source.size:
+        old.variant = "v2 earlier generation"
+        old.extra["generation_of"] = path
+    return old
+
+
+class PrefixSource(Source):
+    """The first ``size`` bytes of an open source, sharing its file and map. Closing it closes the parent only
+    when it ``owns_parent``."""
+
+    def __init__(self, parent: Source, size: int, owns_parent: bool = False) -> None:
         self.path = parent.path
         self.size = min(size, parent.size)
         self._parent = parent
+        self._owns_parent = owns_parent
         self._file = None
         self._map = None
         self._buffer = None
@@ -184,5 +211,6 @@ class PrefixSource(Source):
         return self._parent.fileno()
 
     def close(self) -> None:
-        return None
+        if self._owns_parent:
+            self._parent.close()
 

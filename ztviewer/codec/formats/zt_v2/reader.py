@@ -21,19 +21,47 @@ def read(source: Source) -> TensorFile:
     from .shards import resolve_shards
 
     resolve_shards(tf)
+    attach_generations(tf)
+    return tf
+
+
+def attach_generations(tf: TensorFile) -> None:
+    """List the file's earlier generations in ``tf.extra`` and add their manifests, footers and the blobs only
+    they reference as regions (numbered from 1, the oldest; the file itself is the last)."""
     from .generations import find_generations
 
     generations = find_generations(tf)
     tf.extra["_generations"] = generations
-    if generations:
-        tf.extra["generations"] = [{"footer_offset": g.footer_offset, "size": g.end, "manifest_offset":
-                                    g.manifest_offset, "manifest_length": g.manifest_length, "objects": g.objects}
-                                   for g in generations]
-        for g in generations:
-            tf.regions.append(Region("old-manifest", g.manifest_offset, g.manifest_length,
-                                     f"superseded manifest (generation ending at {g.end})"))
-            tf.regions.append(Region("old-footer", g.footer_offset, FOOTER_SIZE, "superseded footer"))
-    return tf
+    if not generations:
+        return
+    tf.extra["generations"] = [{"footer_offset": g.footer_offset, "size": g.end, "manifest_offset":
+                                g.manifest_offset, "manifest_length": g.manifest_length, "objects": g.objects}
+                               for g in generations]
+    current = _local_spans(tf)
+    shown: set[tuple[int, int]] = set()
+    for number, g in zip(range(len(generations), 0, -1), generations):
+        tf.regions.append(Region("old-manifest", g.manifest_offset, g.manifest_length,
+                                 f"superseded manifest of generation {number}"))
+        tf.regions.append(Region("old-footer", g.footer_offset, FOOTER_SIZE, f"superseded footer of generation {number}"))
+        for span in g.blobs:
+            if span not in shown and _apart(span, current):
+                shown.add(span)
+                tf.regions.append(Region("old-blob", span[0], span[1], f"blob only generation {number} references"))
+
+
+def _local_spans(tf: TensorFile) -> list[tuple[int, int]]:
+    from .blobs import part_refs
+
+    return sorted((offset, offset + length) for _, _, offset, length, shard in part_refs(tf.tensors) if shard is None)
+
+
+def _apart(span: tuple[int, int], sorted_spans: list[tuple[int, int]]) -> bool:
+    """Whether ``(offset, length)`` meets none of the sorted ``(start, end)`` spans."""
+    from bisect import bisect_left
+
+    start, end = span[0], span[0] + span[1]
+    at = bisect_left(sorted_spans, (end, end))
+    return at == 0 or sorted_spans[at - 1][1] <= start
 
 
 def read_generation(source: Source, footer: Footer) -> TensorFile:
@@ -86,4 +114,4 @@ def _schema(root: Any, offset: int) -> Manifest:
     return manifest
 
 
-__all__ = ["FORMAT", "parse_manifest", "read", "read_generation", "rules"]
+__all__ = ["FORMAT", "attach_generations", "parse_manifest", "read", "read_generation", "rules"]
