@@ -146,11 +146,11 @@ def test_the_windows_session_counts_where_there_is_one(monkeypatch):
     assert server_name(headless) != plain
 
 
-def test_tests_never_reach_a_window_the_user_has_open(qtbot, window, two_files):
+def test_tests_never_reach_a_window_the_user_has_open(qtbot, window, two_files, instance_name):
     """A window the user opened (default socket name) gets nothing from a launch a test makes: the test's
     launch opens its own window."""
     users_name = server_name(_users_environment())
-    assert server_name() != users_name  # tests/conftest.py gave this run its own name
+    assert server_name() != users_name  # tests/conftest.py gives each run its own name (here: this test's own)
     users_window = InstanceServer(users_name, parent=window)
     # when the user does have a window open the socket is taken; the launch must still open its own window
     listening = users_window._server.listen(users_name)
