@@ -1,5 +1,7 @@
 """Saving and converting at copy speed: save-as of a 2 GiB file with one attribute changed, and conversion of
-a 1 GiB safetensors file to zTensor v1.0 (raw), each against ``cp`` of the same file in the same run.
+a 1 GiB safetensors file to zTensor v1.0 (raw), each against ``cp`` of the same file in the same run; and the
+peak memory of converting a 1 GiB zstd tensor (it must stream: at most 256 MB above the process's baseline,
+whatever the tensor's size).
 
 Our side is durable (temporary file, fsync, rename, directory fsync); so the reference is ``cp`` followed by
 an fsync of the copy, and plain ``cp`` (page cache only) is given in the note. Throughput ratio =
@@ -11,6 +13,7 @@ import json
 import os
 import struct
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,13 +112,71 @@ def bench_convert(tmpdir: Path, quick: bool, size: int | None = None) -> dict[st
     return row
 
 
+RSS_ALLOWANCE = 256 << 20
+_CONVERT_CHILD = """
+import json, sys
+from ztviewer.codec.convert import convert
+
+def status(key):  # this process's own figures: ru_maxrss would include the parent's before exec
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":"))
+
+base = status("VmRSS")
+result = convert(sys.argv[1], sys.argv[2], to="zt", compress="raw")
+print(json.dumps({"base": base, "peak": status("VmHWM"), "size": result.size}))
+"""
+
+
+def _zstd_zt(tmpdir: Path, size: int) -> Path:
+    """One float32 tensor of ``size`` bytes stored as zstd frames (a repeating ramp: ~1000:1)."""
+    path = tmpdir / f"convert_zstd_{size}.zt"
+    if path.exists():
+        return path
+    import numpy as np
+    import zstandard
+
+    compressor = zstandard.ZstdCompressor(level=1)
+
+    def frames():
+        step = 16 << 20
+        for start in range(0, size, step):
+            n = min(step, size - start) // 4
+            yield compressor.compress((np.arange(start // 4, start // 4 + n, dtype=np.uint32) % 1000)
+                                      .astype("<f4").tobytes())
+
+    writer = files.ZtV10Writer(path)
+    writer.add("big", "float32", [size // 4], frames(), encoding="zstd")
+    writer.finish()
+    return path
+
+
+def bench_convert_zstd_rss(tmpdir: Path, quick: bool, size: int | None = None) -> dict[str, Any]:
+    nbytes = CONVERT_BYTES[quick] if size is None else size
+    name = f"convert of a {files.fmt_size(nbytes)} zstd tensor: peak RSS above baseline (MiB)"
+    if not os.path.exists("/proc/self/status"):
+        return result(name, 1.0, 1.0, "report", note="no /proc/self/status on this system: not measured")
+    src, out = _zstd_zt(tmpdir, nbytes), tmpdir / "converted_zstd.zt"
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _CONVERT_CHILD, str(src), str(out)], capture_output=True,
+                          text=True, check=True, env=env, cwd=root)
+    doc = json.loads(proc.stdout)
+    out.unlink(missing_ok=True)
+    growth = max(doc["peak"] - doc["base"], 1)
+    return result(name, growth / 2**20, RSS_ALLOWANCE / 2**20, "<= 1.0", unit="MiB",
+                  note=f"child process: peak (VmHWM) {doc['peak'] / 2**20:.0f} MiB, {doc['base'] / 2**20:.0f} MiB "
+                       f"(VmRSS) before converting; {src.stat().st_size:,} stored bytes decoded to "
+                       f"{doc['size']:,}; allowance 256 MB (reference column)")
+
+
 def run(tmpdir: Path, quick: bool = False, size: int | None = None) -> list[dict[str, Any]]:
     """Both figures; ``size`` (bytes) overrides the input sizes (tests run it tiny).
 
     Each row also carries ``value`` (our seconds), ``reference`` (cp + fsync seconds) and ``ratio``
     (reference / ours, the throughput ratio compared with ``goal``).
     """
-    rows = [bench_save_as(tmpdir, quick, size), bench_convert(tmpdir, quick, size)]
+    rows = [bench_save_as(tmpdir, quick, size), bench_convert(tmpdir, quick, size),
+            bench_convert_zstd_rss(tmpdir, quick, size)]
     for row in rows:
         row["value"], row["reference"] = row["ours_s"], row["reference_s"]
     return rows
