@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterator
 from typing import IO, Any
 
+from .codec.decode import per_file_budget
 from .codec.huge_int import HugeInt
 from .codec.model import Problem, Tensor, TensorFile
 from .codec.text import json_safe, printable, value_text
@@ -121,7 +122,13 @@ def _dumps(value: Any) -> str:
 
 
 def write_json(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
-    """The ``info --json`` document, one tensor per line, written as the tensors are walked."""
+    """The ``info --json`` document, one tensor per line, written as the tensors are walked (hashes decode
+    within one per-file budget, :func:`~ztviewer.codec.decode.per_file_budget`)."""
+    with per_file_budget():
+        _write_json(tf, out, with_hash)
+
+
+def _write_json(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     head = file_head(tf)
     out.write("{\n" + "".join(f"{_dumps(k)}: {_dumps(v)},\n" for k, v in head.items()) + '"tensors": [')
     for first, batch in _batches(tf, with_hash):
@@ -150,6 +157,11 @@ def kind(tf: TensorFile) -> str:
 
 def write_text(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     """The human-readable ``info``: every line printable (no terminal escapes, no surrogates)."""
+    with per_file_budget():
+        _write_text(tf, out, with_hash)
+
+
+def _write_text(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     lines = [f"{tf.path}: {kind(tf)}, {format_size(tf.size)}"]
     if tf.format == "zt-v2":
         lines.append(f"  content id: {_v2().content_digest(tf) or 'undefined (a part has no digest)'}")

@@ -5,9 +5,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import digest as digests
-from .decode import CancelCheck, iter_decoded
-from .errors import CodecError, UnsupportedLayout
-from .model import Problem, Tensor, TensorFile, warning
+from .decode import CancelCheck, expected_length, iter_decoded, per_file_budget
+from .errors import CodecError, FileDecodeBudgetSpent, UnsupportedLayout
+from .model import Problem, Tensor, TensorFile, error, warning
 
 
 @dataclass
@@ -49,27 +49,58 @@ def check_file(
         from .formats.zt_v2 import deep_checks
 
         report.problems += deep_checks(tf, cancelled)
-    for tensor in tf.tensors:
-        if tensor.has_errors:
-            continue
-        if progress is not None:
-            progress(tensor.name)
-        try:
-            _decode_tensor(tf, tensor, cancelled)
-            report.tensors_decoded += 1
-        except UnsupportedLayout as exc:
-            if not any(not p.is_error for p in tensor.problems):
-                report.problems.append(warning(exc.message, tensor=tensor.name))
-        except CodecError as exc:
-            report.problems.append(exc.located(tensor=tensor.name).to_problem())
-            continue
-        for component in tensor.components.values():
-            if component.digest is None:
+    decoded: set[tuple[int, int, int, str, int | None]] = set()  # blobs already decoded (aliases, duplicates)
+    skipped = 0
+    with per_file_budget():
+        for tensor in tf.tensors:
+            if tensor.has_errors:
                 continue
+            if progress is not None:
+                progress(tensor.name)
             try:
-                digests.verify_component(tf.source_for(tensor, component), tensor, component,
-                                         cancelled=cancelled)
-                report.digests_verified += 1
+                _decode_once(tf, tensor, cancelled, decoded)
+                report.tensors_decoded += 1
+            except UnsupportedLayout as exc:
+                if not any(not p.is_error for p in tensor.problems):
+                    report.problems.append(warning(exc.message, tensor=tensor.name))
+            except FileDecodeBudgetSpent as exc:
+                if not skipped:
+                    report.problems.append(warning(f"{exc.message}; this tensor and the compressed tensors after "
+                                                   "it were not decoded", rule=exc.rule, tensor=tensor.name))
+                skipped += 1
             except CodecError as exc:
-                report.problems.append(exc.located(tensor=tensor.name, component=component.role).to_problem())
+                report.problems.append(exc.located(tensor=tensor.name).to_problem())
+                continue
+            except MemoryError:
+                report.problems.append(error("not enough memory to decode this tensor", tensor=tensor.name,
+                                             rule="decoding fits in memory"))
+                continue
+            _verify_digests(tf, tensor, report, cancelled)
     return report
+
+
+def _decode_once(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None,
+                 decoded: set[tuple[int, int, int, str, int | None]]) -> None:
+    """Decode a tensor unless its only component is a blob this pass already decoded (v0.1 aliases and
+    duplicate entries name one blob many times)."""
+    data = tensor.components.get("data") if tensor.layout == "dense" and tensor.component_count == 1 else None
+    key = None
+    if data is not None and data.encoding != "raw":
+        key = (id(tf.source_for(tensor)), data.offset, data.length, data.encoding, expected_length(tensor, data))
+        if key in decoded:
+            return
+    _decode_tensor(tf, tensor, cancelled)
+    if key is not None:
+        decoded.add(key)
+
+
+def _verify_digests(tf: TensorFile, tensor: Tensor, report: CheckReport, cancelled: CancelCheck | None) -> None:
+    """Digests cover the stored bytes, so they are verified even when the decode budget is spent."""
+    for component in tensor.components.values():
+        if component.digest is None:
+            continue
+        try:
+            digests.verify_component(tf.source_for(tensor, component), tensor, component, cancelled=cancelled)
+            report.digests_verified += 1
+        except CodecError as exc:
+            report.problems.append(exc.located(tensor=tensor.name, component=component.role).to_problem())

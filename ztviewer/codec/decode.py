@@ -8,13 +8,22 @@ expected size, so a decompression bomb is stopped at its first surplus byte.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Callable, Iterator
 
 import numpy as np
 import zstandard
 
 from .dtypes import DTYPES, PACKED_NIBBLES, to_float32, unpack_nibbles
-from .errors import Cancelled, CodecError, DecodeError, DecodeLimitExceeded, UnsupportedLayout
+from .errors import (
+    Cancelled,
+    CodecError,
+    DecodeError,
+    DecodeLimitExceeded,
+    FileDecodeBudgetSpent,
+    UnsupportedLayout,
+)
 from .model import Component, Tensor, TensorFile
 from .zstd_seekable import SeekableStream
 
@@ -108,12 +117,45 @@ def _check_data(tensor: Tensor, component: Component, chunk: memoryview | bytes,
                               f"({elements} packed f4_e2m1 elements)", rule=_DATA_RULE, **_where(tensor, component))
 
 
+_BUDGET: ContextVar[list[int] | None] = ContextVar("ztviewer_file_decode_budget", default=None)
+
+
+@contextmanager
+def per_file_budget(total: int | None = None) -> Iterator[None]:
+    """Count the bytes every zstd component decodes inside this block against one budget (default
+    :func:`decode_limit`), so a pass over a whole file is capped per file, not per entry: a thousand entries
+    naming one 4 GiB frame decode 4 GiB, not 4 TB. Past it, decoding raises :class:`FileDecodeBudgetSpent`."""
+    token = _BUDGET.set([decode_limit() if total is None else total])
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _spend(tensor: Tensor, component: Component, n: int) -> None:
+    left = _BUDGET.get()
+    if left is None:
+        return
+    left[0] -= n
+    if left[0] < 0:
+        raise _budget_spent(tensor, component)
+
+
+def _budget_spent(tensor: Tensor, component: Component) -> FileDecodeBudgetSpent:
+    return FileDecodeBudgetSpent(
+        f"this pass over the file has decoded {decode_limit():,} bytes, the per-file decode limit (set "
+        "ZTVIEWER_MAX_DECODED to raise it)", rule="decoded bytes per file are capped", **_where(tensor, component))
+
+
 def _check_size(tensor: Tensor, component: Component, expected: int | None, limit: int) -> None:
     if expected is not None and expected > limit:
         raise DecodeLimitExceeded(
             f"decoding would produce {expected:,} bytes, above the decode limit of {limit:,} bytes "
             "(set ZTVIEWER_MAX_DECODED to raise it)",
             rule="decompression output cap", **_where(tensor, component))
+    left = _BUDGET.get()
+    if left is not None and expected is not None and expected > left[0]:
+        raise _budget_spent(tensor, component)
 
 
 def _open_zstd(stored: memoryview):
@@ -202,6 +244,7 @@ def iter_decoded(
                 if got % align:
                     raise DecodeError(f"decoded size {produced:,} is not a multiple of the element size {align}",
                                       rule="decoded size = elements × dtype size", **_where(tensor, component))
+                _spend(tensor, component, got)
                 yield buffer[:got]
                 source.drop_pages(component.offset, component.length)  # the part read so far (the rest: no-op)
             _check_end(reader, produced, expected, cap, tensor, component)
@@ -270,7 +313,9 @@ def component_bytes(
     cancelled: CancelCheck | None = None,
 ) -> memoryview:
     """All decoded bytes of a component: a zero-copy view for raw data; for zstd, the stream decoded
-    straight into one buffer of the expected size (no zero fill, no copy)."""
+    straight into one buffer of the expected size (no zero fill, no copy). A zstd component whose size the
+    model does not give is decoded twice: streamed once to measure it (so a stream past ``limit`` is refused
+    without holding it), then into a buffer of exactly that size."""
     refuse_unsupported(tensor, component)
     if component.encoding == "raw":
         stored = stored_view(tf, tensor, component)
@@ -282,11 +327,13 @@ def component_bytes(
     _check_size(tensor, component, expected, limit)
     if component.encoding == SEEKABLE:
         return _seekable_bytes(tf, tensor, component, cancelled)
-    if expected is None or component.encoding != "zstd":
+    if component.encoding != "zstd":
         parts = bytearray()
         for part in iter_decoded(tf, tensor, component, limit=limit, cancelled=cancelled):
             parts += part
         return memoryview(parts)
+    if expected is None:  # measure first, streaming (a bomb stops at the cap in one chunk of memory)
+        expected = sum(len(part) for part in iter_decoded(tf, tensor, component, limit=limit, cancelled=cancelled))
     out = memoryview(np.empty(expected, dtype=np.uint8))
     produced = 0
     try:
@@ -298,6 +345,7 @@ def component_bytes(
                 if not got:
                     break
                 produced += got
+                _spend(tensor, component, got)
             _check_end(reader, produced, expected, expected, tensor, component)
     except zstandard.ZstdError as exc:
         raise _zstd_error(exc, produced, tensor, component) from None

@@ -94,6 +94,10 @@ class DecodeLimitExceeded(DecodeError):
     """Decoding would produce more bytes than the configured limit (decompression-bomb guard)."""
 
 
+class FileDecodeBudgetSpent(DecodeLimitExceeded):
+    """One pass over a whole file (check, hashing every tensor) has decoded as many bytes as it may."""
+
+
 class SparseStructureError(DecodeError):
     """Sparse index components are inconsistent (indptr not monotonic, indices outside the shape…)."""
 
