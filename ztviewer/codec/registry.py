@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
+from .append_journal import journal_exists
 from .errors import CodecError, UnknownFormat
 from .model import Severity, TensorFile, Problem
 from .source import Source
@@ -94,9 +95,11 @@ def open_file(path: str | os.PathLike[str]) -> TensorFile:
 
     A zTensor v2 save interrupted mid-append is repaired first (see :mod:`.writers.zt_v2_append`); the
     warning saying what happened is the file's first problem."""
-    from .writers.zt_v2_append import recover
+    repaired = None
+    if journal_exists(path):
+        from .writers.zt_v2_append import recover
 
-    repaired = recover(path)
+        repaired = recover(path)
     tf = read_source(Source(path))
     if repaired is not None:
         tf.problems.insert(0, repaired)

@@ -23,6 +23,7 @@ from typing import Any
 import cbor2
 import xxhash
 
+from ..append_journal import journal_path
 from ..errors import Cancelled, CodecError, EditRefused
 from ..model import Problem, TensorFile, warning
 from . import zt_v2_rules as rules
@@ -31,7 +32,6 @@ from .cbor import dumps_deterministic
 from .document import EditableDocument, stored_attributes
 from .zt_v2 import footer
 
-JOURNAL_MARKER = ".ztviewer-append"
 RULE_RECOVERY = "an interrupted zTensor v2 append is rolled back to the previous generation (spec §2.5)"
 
 
@@ -43,11 +43,6 @@ class Journal:
     old_footer: str
     new_length: int
     new_footer: str
-
-
-def journal_path(path: str | os.PathLike[str]) -> str:
-    directory, name = os.path.split(os.path.realpath(os.fspath(path)))
-    return os.path.join(directory, f".{name}{JOURNAL_MARKER}")
 
 
 def _footer_hash(data: bytes) -> str:
