@@ -6,15 +6,29 @@ from typing import Callable, Iterable
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QStackedWidget,
-                               QTabWidget, QWidget)
-
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QTabWidget,
+    QWidget,
+)
 from shiboken6 import Shiboken
 
 from ztviewer import __version__
+from ztviewer.codec import TensorFile
 from ztviewer.session.file_layout import build_layout
 from ztviewer.session.formatting import exact_bytes, human_bytes
-from ztviewer.session.zt_v2_facts import file_kind_text
+from ztviewer.session.zt_v2_facts import (
+    GenerationRow,
+    file_kind_text,
+    generation_rows,
+    is_generation_view,
+    open_generation_row,
+)
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
 from .editing.controller import EditController
@@ -141,10 +155,18 @@ class MainWindow(QMainWindow):
         return next(iter(self.views_for(path)), None)
 
     def views_for(self, path: str) -> list[FileView]:
-        """The tabs showing ``path``: the file itself (also when named through a link), or the set it opened as."""
+        """The tabs showing ``path``: the file itself (also when named through a link), or the set it opened as.
+        A tab showing an earlier generation of the file is not the file (see :meth:`generation_view`)."""
         key = _file_key(path)
-        return [v for v in self.file_views()
-                if key == _file_key(v.tensor_file.path) or key in map(_file_key, v.opened_as)]
+        return [v for v in self.file_views() if not is_generation_view(v.tensor_file)
+                and (key == _file_key(v.tensor_file.path) or key in map(_file_key, v.opened_as))]
+
+    def generation_view(self, path: str, number: int) -> FileView | None:
+        """The read-only tab showing generation ``number`` of ``path``, if one is open."""
+        key = _file_key(path)
+        return next((v for v in self.file_views() if is_generation_view(v.tensor_file)
+                     and _file_key(v.tensor_file.path) == key
+                     and v.tensor_file.extra.get("generation_number") == number), None)
 
     # -- opening ---------------------------------------------------------------------------------------------
     def show_open_dialog(self) -> None:
@@ -172,8 +194,45 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.tabs)
         return self._start_open(path, placeholder, lambda opened: self._show_opened(placeholder, opened, path))
 
-    def _start_open(self, path: str, slot: QWidget, done: Callable[[OpenedFile], None]) -> OpenFileTask:
-        task = OpenFileTask(path, analyse=build_layout)
+    def show_generations(self):
+        """View ▸ Generations…: list the current zTensor v2 file's generations; one can be opened read-only."""
+        view = self.current_view()
+        if view is None or not generation_rows(view.tensor_file):
+            return None
+        from .dialogs.generations import GenerationsDialog
+
+        dialog = GenerationsDialog(view.tensor_file, self)
+        path = view.tensor_file.path
+        dialog.open_requested.connect(lambda row: self.open_generation(path, row))
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        return dialog
+
+    def open_generation(self, path: str, row: GenerationRow) -> OpenFileTask | None:
+        """Open ``path`` as it was in an earlier generation, in a read-only tab (an open one comes to the front)."""
+        existing = self.generation_view(path, row.number)
+        if existing is not None:
+            self.tabs.setCurrentWidget(existing)
+            return None
+        title = f"{os.path.basename(path)} @ generation {row.number}"
+        placeholder = QLabel(f"Opening generation {row.number} of {path}…")
+        placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.tabs.addTab(placeholder, title)
+        self.tabs.setCurrentWidget(placeholder)
+
+        def shown(opened: OpenedFile) -> None:
+            view = self.show_file(opened, at=self.tabs.indexOf(placeholder))
+            index = self.tabs.indexOf(view)
+            self.tabs.setTabText(index, title)
+            self.tabs.setTabToolTip(index, f"{path}\nas it was in generation {row.number} (read-only)")
+            self._remove_tab_widget(placeholder)
+            self.statusBar().showMessage(f"Opened generation {row.number} of {path} read-only", 8000)
+
+        return self._start_open(path, placeholder, shown, reader=lambda p: open_generation_row(p, row))
+
+    def _start_open(self, path: str, slot: QWidget, done: Callable[[OpenedFile], None],
+                    reader: Callable[[str], TensorFile] | None = None) -> OpenFileTask:
+        task = OpenFileTask(path, analyse=build_layout, reader=reader)
         self._opening.add(task)
 
         def finished(opened: OpenedFile) -> None:
@@ -224,7 +283,7 @@ class MainWindow(QMainWindow):
         self.tabs.setTabToolTip(index, opened.tensor_file.path)
         self.tabs.setCurrentWidget(view)
         self.stack.setCurrentWidget(self.tabs)
-        if os.path.isfile(opened.tensor_file.path):
+        if os.path.isfile(opened.tensor_file.path) and not is_generation_view(opened.tensor_file):
             self.recent.add(opened.tensor_file.path)
         return view
 
@@ -232,10 +291,19 @@ class MainWindow(QMainWindow):
         view = self.current_view()
         if view is None or not self.editing.confirm([view], self.reload_current):
             return None
-        return self._start_open(view.tensor_file.path, view, lambda opened: self._replace_view(view, opened))
+        reader = None
+        if is_generation_view(view.tensor_file):     # the same earlier generation, read again
+            row = generation_rows(view.tensor_file)[0]
+            reader = lambda path: open_generation_row(path, row)
+        return self._start_open(view.tensor_file.path, view, lambda opened: self._replace_view(view, opened), reader)
 
     def _replace_view(self, old: FileView, opened: OpenedFile) -> None:
-        view = self.show_file(opened, at=self.tabs.indexOf(old), grouped=old.tree_model.grouped)
+        at = self.tabs.indexOf(old)
+        title, tip = self.tabs.tabText(at), self.tabs.tabToolTip(at)
+        view = self.show_file(opened, at=at, grouped=old.tree_model.grouped)
+        if is_generation_view(opened.tensor_file):
+            self.tabs.setTabText(self.tabs.indexOf(view), title)
+            self.tabs.setTabToolTip(self.tabs.indexOf(view), tip)
         view.filter_edit.setText(old.filter_edit.text())
         self._remove_tab_widget(old)
         self.statusBar().showMessage(f"Reloaded {opened.tensor_file.path}", 5000)
@@ -348,7 +416,8 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         view = self.current_view()
-        self.actions_.update_enabled(view is not None, view is not None and view.verifier.running)
+        self.actions_.update_enabled(view is not None, view is not None and view.verifier.running,
+                                     view is not None and bool(generation_rows(view.tensor_file)))
 
     def _on_selection_changed(self, view: FileView | None) -> None:
         if view is self.current_view():

@@ -60,6 +60,8 @@ class WindowActions:
                                        "Check the digests of the selected tensors and components")
         self.cancel_verify = action("&Cancel Verification", w.cancel_verify, None, SP.SP_DialogCancelButton,
                                     "Stop the running verification")
+        self.generations = action("&Generations…", w.show_generations, None, None,
+                                  "The append generations of a zTensor v2 file; open an earlier one read-only")
         self.next_tab = action("Next File", lambda: w.cycle_tab(1), QKeySequence.StandardKey.NextChild)
         self.previous_tab = action("Previous File", lambda: w.cycle_tab(-1), QKeySequence.StandardKey.PreviousChild)
         self.about = action("&About ztviewer", w.show_about)
@@ -84,6 +86,7 @@ class WindowActions:
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.group)
         view_menu.addAction(self.manifest_order)
+        view_menu.addAction(self.generations)
         view_menu.addSeparator()
         for dock in w.docks():
             view_menu.addAction(dock.toggleViewAction())
@@ -114,9 +117,10 @@ class WindowActions:
         self.window.addToolBar(toolbar)
         return toolbar
 
-    def update_enabled(self, has_file: bool, verifying: bool) -> None:
+    def update_enabled(self, has_file: bool, verifying: bool, has_generations: bool = False) -> None:
         for act in self.file_actions:
             act.setEnabled(has_file)
+        self.generations.setEnabled(has_generations)
         self.verify_all.setEnabled(has_file and not verifying)
         self.verify_selection.setEnabled(has_file and not verifying)
         self.cancel_verify.setEnabled(verifying)

@@ -92,3 +92,18 @@ def tensor_shared_note(tensor: Tensor) -> str | None:
         return None
     notes = [f"{role}: {note}" for role, c in tensor.components.items() if (note := shared_note(c))]
     return "\n".join(notes) or None
+
+
+def open_generation_row(path: str, row: GenerationRow) -> TensorFile:
+    """``path`` as it was in generation ``row`` (read-only: an earlier generation cannot be saved over the file),
+    through the codec's :func:`~ztviewer.codec.formats.zt_v2.open_generation`."""
+    from ztviewer.codec.formats.zt_v2 import open_generation
+
+    tf = open_generation(path, row.size)
+    tf.extra["generation_number"] = row.number
+    return tf
+
+
+def is_generation_view(tf: TensorFile) -> bool:
+    """Whether ``tf`` shows an earlier generation of its file (not the file as it is now)."""
+    return bool(tf.extra.get("generation_of"))

@@ -39,14 +39,16 @@ class OpenFileTask(Worker):
     thread, so callers can add their own whole-file pass (the GUI builds its file map there).
     """
 
-    def __init__(self, path: str | os.PathLike[str], analyse: Callable[[TensorFile], Any] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], analyse: Callable[[TensorFile], Any] | None = None,
+                 reader: Callable[[str], TensorFile] | None = None) -> None:
         super().__init__()
         self.path = os.fspath(path)
         self.analyse = analyse
+        self.reader = reader or read_tensor_file   # e.g. an earlier generation of a zTensor v2 file
 
     def execute(self) -> OpenedFile:
         start = time.perf_counter()
-        tensor_file = read_tensor_file(self.path)
+        tensor_file = self.reader(self.path)
         self.check_cancelled()
         analysis = self.analyse(tensor_file) if self.analyse is not None else None
         return OpenedFile(tensor_file, analysis, time.perf_counter() - start)

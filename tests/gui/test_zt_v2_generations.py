@@ -1,0 +1,91 @@
+"""View ▸ Generations…: the generations of a zTensor v2 file listed, and an earlier one opened read-only."""
+from __future__ import annotations
+
+import pytest
+from v2_files import tied_and_seekable, with_generations
+from window_helpers import open_in_window
+
+from ztviewer.codec import open_file
+from ztviewer.codec.errors import HeaderError
+from ztviewer.codec.formats.zt_v2 import find_generations, open_generation
+
+
+def test_the_dialog_lists_every_generation_and_opens_an_earlier_one_read_only(qtbot, window, tmp_path):
+    path = with_generations(tmp_path / "gen.zt")
+    view = open_in_window(qtbot, window, path)
+    assert window.actions_.generations.isEnabled()
+    dialog = window.show_generations()
+    table = dialog.table
+    assert table.topLevelItemCount() == 3
+    assert [table.topLevelItem(i).text(0) for i in range(3)] == ["3", "2", "1"]
+    assert [table.topLevelItem(i).text(1) for i in range(3)] == ["current", "superseded", "superseded"]
+    assert [table.topLevelItem(i).text(2) for i in range(3)] == ["2", "2", "1"]
+    table.setCurrentItem(table.topLevelItem(0))
+    assert not dialog.open_button.isEnabled()          # the current generation is the open file itself
+    table.setCurrentItem(table.topLevelItem(2))
+    assert dialog.open_button.isEnabled()
+    dialog.open_button.click()
+    qtbot.waitUntil(lambda: window.generation_view(str(path), 1) is not None, timeout=10_000)
+    old = window.generation_view(str(path), 1)
+    assert window.current_view() is old and window.view_for(str(path)) is view
+    tf = old.tensor_file
+    assert [t.name for t in tf.tensors] == ["a"] and tf.attributes == {}
+    first = find_generations(view.tensor_file)[-1]
+    assert tf.size == first.end and old.layout_map.size == first.end
+    assert window.tabs.tabText(window.tabs.indexOf(old)) == "gen.zt @ generation 1"
+    assert window.format_label.text() == "zTensor v2, generation 1 (read-only)"
+    assert old.tree_model.index(0, 3).data() == "zTensor v2, generation 1 (read-only)"
+    assert not window.editing.save_action.isEnabled()        # Save As only: saving over would drop later ones
+    assert window.editing.session_of(old).writable is False
+    # the data of the old generation reads from the file's first bytes
+    a = tf.tensor("a").components["data"]
+    assert bytes(tf.source.view(a.offset, a.length)) == bytes(view.tensor_file.source.view(a.offset, a.length))
+    # asking again brings the same tab to the front
+    window.tabs.setCurrentWidget(view)
+    assert window.open_generation(str(path), dialog.rows[2]) is None and window.current_view() is old
+    window.close_tab(window.tabs.indexOf(old))
+    assert view.tensor_file.source.read(0, 8) == b"\x89ZT2\r\n\x1a\n"    # the file's own tab is unaffected
+
+
+def test_generation_two_lists_the_one_before_it(qtbot, window, tmp_path):
+    path = with_generations(tmp_path / "gen.zt")
+    view = open_in_window(qtbot, window, path)
+    dialog = window.show_generations()
+    dialog.table.setCurrentItem(dialog.table.topLevelItem(1))
+    dialog._open()
+    qtbot.waitUntil(lambda: window.generation_view(str(path), 2) is not None, timeout=10_000)
+    old = window.generation_view(str(path), 2)
+    assert [t.name for t in old.tensor_file.tensors] == ["a", "b"]
+    again = window.show_generations()
+    assert [again.table.topLevelItem(i).text(0) for i in range(again.table.topLevelItemCount())] == ["2", "1"]
+    assert again.table.topLevelItem(0).text(1) == "shown"
+    kinds = [s.kind for s in old.layout_map.segments]
+    assert kinds.count("old-manifest") == 1 and kinds.count("manifest") == 1
+    window.reload_current()
+    qtbot.waitUntil(lambda: window.generation_view(str(path), 2) is not old
+                    and window.generation_view(str(path), 2) is not None, timeout=10_000)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "gen.zt @ generation 2"
+    assert window.view_for(str(path)) is view
+
+
+def test_a_file_with_one_generation_lists_it_alone(qtbot, window, tmp_path):
+    path = tied_and_seekable(tmp_path / "one.zt")
+    open_in_window(qtbot, window, path)
+    dialog = window.show_generations()
+    assert dialog.table.topLevelItemCount() == 1 and not dialog.open_button.isEnabled()
+
+
+def test_other_formats_have_no_generations(qtbot, window, sample_file):
+    open_in_window(qtbot, window, sample_file.path)
+    assert not window.actions_.generations.isEnabled() and window.show_generations() is None
+
+
+def test_open_generation_refuses_an_offset_that_ends_no_generation(tmp_path):
+    path = with_generations(tmp_path / "gen.zt")
+    with open_file(path) as tf:
+        ends = [g.end for g in find_generations(tf)]
+    for end in ends:
+        with open_generation(str(path), end) as old:
+            assert old.size == end and old.extra["generation_of"] == str(path)
+    with pytest.raises(HeaderError, match="no sound footer"):
+        open_generation(str(path), ends[0] - 1)
