@@ -8,9 +8,11 @@ control characters), whatever the file holds.
 """
 from __future__ import annotations
 
+import gc
 import json
 import math
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 from .codec.decode import per_file_budget
@@ -49,20 +51,23 @@ def problem_json(problem: Problem) -> dict[str, Any]:
 
 
 def tensor_entry(tf: TensorFile, t: Tensor, with_hash: bool) -> dict[str, Any]:
-    """One tensor of the ``info --json`` document."""
+    """One tensor of the ``info --json`` document (containers a tensor never had are not created)."""
+    attributes, problems = t._attributes, t._problems
     entry: dict[str, Any] = {
         "name": t.name, "dtype": t.dtype, "shape": list(t.shape), "layout": t.layout,
-        "layout_spelling": t.layout_spelling, "index": t.index, "attributes": jsonable(t.attributes),
+        "layout_spelling": t.layout_spelling, "index": t.index,
+        "attributes": jsonable(attributes) if attributes else {},
         "components": [
             {"role": c.role, "offset": c.offset, "length": c.length, "encoding": c.encoding,
              "digest": c.digest, "dtype": c.dtype, "byte_order": c.byte_order,
              "uncompressed_length": c.uncompressed_length}
             for c in t.components.values()
         ],
-        "problems": [problem_json(p) for p in t.problems],
+        "problems": [problem_json(p) for p in problems] if problems else [],
     }
-    if "shard" in t.extra:
-        entry["shard"] = t.extra["shard"]
+    shard = t.extra_value("shard", _ABSENT)
+    if shard is not _ABSENT:
+        entry["shard"] = shard
     if tf.format == "zt-v2":
         entry["content_digest"] = _v2().object_content_digest(t)
     if with_hash:
@@ -117,14 +122,17 @@ def describe(tf: TensorFile, with_hash: bool = False) -> dict[str, Any]:
 _ABSENT = object()
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
+
+
 def _dumps(value: Any) -> str:
-    return json_safe(json.dumps(value, ensure_ascii=False))
+    return json_safe(_ENCODE(value))
 
 
 def write_json(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     """The ``info --json`` document, one tensor per line, written as the tensors are walked (hashes decode
     within one per-file budget, :func:`~ztviewer.codec.decode.per_file_budget`)."""
-    with per_file_budget():
+    with per_file_budget(), _collector_paused():
         _write_json(tf, out, with_hash)
 
 
@@ -132,7 +140,7 @@ def _write_json(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     head = file_head(tf)
     out.write("{\n" + "".join(f"{_dumps(k)}: {_dumps(v)},\n" for k, v in head.items()) + '"tensors": [')
     for first, batch in _batches(tf, with_hash):
-        out.write(("\n" if first else ",\n") + ",\n".join(map(_dumps, batch)))
+        out.write(json_safe(("\n" if first else ",\n") + ",\n".join(map(_ENCODE, batch))))
     out.write(f'\n],\n"problems": {_dumps([problem_json(p) for p in tf.problems])}\n}}\n')
 
 
@@ -157,8 +165,21 @@ def kind(tf: TensorFile) -> str:
 
 def write_text(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     """The human-readable ``info``: every line printable (no terminal escapes, no surrogates)."""
-    with per_file_budget():
+    with per_file_budget(), _collector_paused():
         _write_text(tf, out, with_hash)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Short-lived dicts by the million: reference counting frees them; the cyclic collector would only
+    rescan the open file's model over and over."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _write_text(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
