@@ -25,7 +25,11 @@ from .model import TensorFile
 from .registry import open_file
 from .writers import build_plan, write_plan
 from .writers.output import CancelCheck, Output, ProgressCallback
-from .writers.zt_v2_append import append_generation, drop_stale_journal, why_not_appendable
+from .writers.zt_v2_append import (
+    append_generation,
+    drop_stale_journal,
+    why_not_appendable,
+)
 
 TMP_MARKER = ".ztviewer-tmp-"
 
@@ -38,6 +42,8 @@ class SaveResult:
     size: int
     format: str
     cleaned: tuple[str, ...] = ()  # stale temporaries of killed saves removed from the folder first
+    appended: int | None = None    # zTensor v2 saved in place: the bytes of the appended generation
+    generation: int | None = None  # and its number (the first generation is 1)
 
 
 def temporary_name(target: str) -> str:
@@ -143,10 +149,12 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
         raise EditRefused("the document has no file name; give a path to save to", rule="save target")
     check_writable(os.path.realpath(target))
     if not compact and why_not_appendable(doc, target) is None:
+        before = doc.original.size
         size = append_generation(doc, target, cancelled)
         if progress is not None:
             progress(size, size)
-        return SaveResult(os.path.realpath(target), size, doc.target.key)
+        number = len(doc.original.extra.get("_generations") or ()) + 2
+        return SaveResult(os.path.realpath(target), size, doc.target.key, appended=size - before, generation=number)
     plan = build_plan(doc)
     cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(target)))
     size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 )
 
 from ztviewer.codec.writers.document import EditableDocument
-
 from ztviewer.session.conversion import (
     FORMAT_CHOICES,
     SaveOptions,
@@ -65,12 +64,18 @@ class SaveAsDialog(QDialog):
         encoding_row.addWidget(self.level_spin)
         self.digest_combo = self._combo(DIGESTS, "keep")
         self.densify_check = QCheckBox("Store sparse tensors and tensor trains dense")
+        self.compact_check = QCheckBox("Compact: rewrite as a fresh canonical file (its earlier generations go)")
+        self.compact_check.setObjectName("saveAsCompact")
+        self.compact_check.setToolTip("Unchecked, edits that change no data are appended as a new generation "
+                                      "(only the new manifest is written; the earlier ones stay readable)")
+        self.compact_check.setChecked(True)
         form = QFormLayout()
         form.addRow("File:", path_row)
         form.addRow("Format:", self.format_combo)
         form.addRow("Encoding:", encoding_row)
         form.addRow("Digest:", self.digest_combo)
         form.addRow("", self.densify_check)
+        form.addRow("", self.compact_check)
         self.message = QLabel()
         self.message.setObjectName("saveAsMessage")
         self.message.setWordWrap(True)
@@ -95,6 +100,7 @@ class SaveAsDialog(QDialog):
         self.format_combo.currentIndexChanged.connect(self._on_format)
         self.level_spin.valueChanged.connect(self.recheck)
         self.densify_check.toggled.connect(self.recheck)
+        self.compact_check.toggled.connect(self.recheck)
         self.path_edit.textChanged.connect(self.recheck)
         self.recheck()
 
@@ -123,6 +129,16 @@ class SaveAsDialog(QDialog):
         self.densify_check.setChecked(densify)
 
     @property
+    def compact(self) -> bool:
+        """Write a fresh canonical file; only saving a zTensor v2 file over itself can append instead."""
+        return not self.compact_check.isVisibleTo(self) or self.compact_check.isChecked()
+
+    def _over_v2_original(self) -> bool:
+        original = self.doc.original
+        return (original.format == "zt-v2" and self.format_combo.currentData() == "zt-v2" and bool(original.path)
+                and os.path.realpath(self.path) == os.path.realpath(original.path))
+
+    @property
     def path(self) -> str:
         return os.path.abspath(os.path.expanduser(self.path_edit.text().strip()))
 
@@ -140,6 +156,7 @@ class SaveAsDialog(QDialog):
     def recheck(self) -> None:
         self.level_spin.setEnabled(self.encoding_combo.currentData() == "zstd")
         self.verdict = plan_save(self.doc, self.options())
+        self.compact_check.setVisible(self._over_v2_original())
         problem = self.verdict.refusal
         if not problem and not self.path_edit.text().strip():
             problem = "Choose a file name."
@@ -150,8 +167,22 @@ class SaveAsDialog(QDialog):
             self.message.setText(f"Cannot save: {problem}")
         else:
             self.message.setStyleSheet(_OK)
-            self.message.setText(" ".join(("Ready to save.",) + self.verdict.notes))
+            self.message.setText(" ".join(("Ready to save.",) + self.verdict.notes + self._generation_notes()))
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(not problem)
+
+    def _generation_notes(self) -> tuple[str, ...]:
+        earlier = len(self.doc.original.extra.get("_generations") or ()) if self.doc.original.format == "zt-v2" else 0
+        plural = earlier != 1
+        generations = f"{earlier} earlier generation{'s' if plural else ''}"
+        if self._over_v2_original():
+            if not self.compact:
+                return ("Appends a generation if the edits change no data (else rewrites the file).",)
+            if not earlier:
+                return ("Rewrites the file.",)
+            return (f"Rewrites the file; its {generations} {'are' if plural else 'is'} dropped.",)
+        if earlier:
+            return (f"The {generations} of the open file {'stay' if plural else 'stays'} in it; the new file has one.",)
+        return ()
 
     def can_save(self) -> bool:
         return self.buttons.button(QDialogButtonBox.StandardButton.Save).isEnabled()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
+from ztviewer.session.formatting import human_bytes
 from ztviewer.workers.tasks import OpenedFile, SaveTask
 
 from .replaced_tabs import ReplacedTabs
@@ -34,8 +35,9 @@ class SaveFlow(QObject):
         session = self.controller.session_of(view)
         if session is None or session.saving:
             return None
-        from ..dialogs.save_as import SaveAsDialog
         from ztviewer.session.conversion import with_extension
+
+        from ..dialogs.save_as import SaveAsDialog
 
         root, _ = os.path.splitext(view.tensor_file.path)
         dialog = SaveAsDialog(session.doc, with_extension(root + "-edited", session.doc.target.key), self.window)
@@ -50,7 +52,7 @@ class SaveFlow(QObject):
             return
         replaced = ReplacedTabs(self.controller, view, dialog.path)
         if replaced.agreed():
-            self.save(view, verdict.doc, dialog.path, replaced=replaced, compact=True)
+            self.save(view, verdict.doc, dialog.path, replaced=replaced, compact=dialog.compact)
 
     def save(self, view: FileView, doc: EditableDocument, path: str, reopen: bool = True,
              then: Callable[[], None] | None = None, replaced: ReplacedTabs | None = None,
@@ -87,14 +89,12 @@ class SaveFlow(QObject):
         def finished(result: SaveResult) -> None:
             ended()
             session.mark_clean()
-            cleaned = (f"; removed {len(result.cleaned)} temporary file(s) interrupted saves left in the folder"
-                       if result.cleaned else "")
-            self.window.statusBar().showMessage(f"Saved {result.path} ({result.format}, {result.size:,} bytes)"
-                                                f"{cleaned}", 10000)
+            message = saved_message(result)
+            self.window.statusBar().showMessage(message, 10000)
             if replaced is not None:
                 replaced.close()
             if reopen:
-                self._reopen(view, result.path)
+                self._reopen(view, result.path, message)
             if then is not None:
                 then()
 
@@ -113,10 +113,21 @@ class SaveFlow(QObject):
         task.start(self.window.pool)
         return task
 
-    def _reopen(self, view: FileView, path: str) -> None:
+    def _reopen(self, view: FileView, path: str, message: str = "") -> None:
         """Show the saved file in the tab that held the edited one."""
         def replace(opened: OpenedFile) -> None:
             self.window._replace_view(view, opened)
-            self.window.statusBar().showMessage(f"Saved and reopened {path}", 10000)
+            self.window.statusBar().showMessage(f"{message}; reopened" if message else f"Saved and reopened {path}",
+                                                10000)
 
         self.window._start_open(path, view, replace)
+
+
+def saved_message(result: SaveResult) -> str:
+    """The status-bar line after a save: an appended zTensor v2 generation says so and how much it added."""
+    if result.appended is not None:
+        return (f"Saved: appended generation {result.generation} ({human_bytes(result.appended)}) to "
+                f"{os.path.basename(result.path)}")
+    cleaned = (f"; removed {len(result.cleaned)} temporary file(s) interrupted saves left in the folder"
+               if result.cleaned else "")
+    return f"Saved {result.path} ({result.format}, {result.size:,} bytes){cleaned}"

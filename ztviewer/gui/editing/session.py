@@ -78,7 +78,8 @@ class EditSession(QObject):
         if self._doc is None:
             from ztviewer.codec.writers.document import EditableDocument
 
-            self._doc = EditableDocument(self.tensor_file, None if self.writable else "zt-v1.0")
+            fallback = "zt-v2" if self.tensor_file.format == "zt-v2" else "zt-v1.0"   # an earlier v2 generation
+            self._doc = EditableDocument(self.tensor_file, None if self.writable else fallback)
         return self._doc
 
     def push(self, command: Command) -> None:
