@@ -11,6 +11,7 @@ from ztviewer.session.file_layout import FileLayout, Segment, build_layout, stor
 from ztviewer.session.tree_nodes import NodeKind, TensorGroup
 from ztviewer.workers.tasks import OpenedFile
 
+from .check_controller import CheckController
 from .inspect_tab import add_inspect_tab
 from .models.filter_switch import FilterSwitch
 from .models.problems_model import ProblemsModel
@@ -62,6 +63,8 @@ class FileView(QWidget):
         self.verifier = VerifyController(self.tensor_file, self.tree_model, self.problems_model, self.verify_bar,
                                          pool, self)
         self.verifier.message.connect(self.status_message)
+        self.checker = CheckController(self.tensor_file, self.report_problems, self.verify_bar, pool, self)
+        self.checker.message.connect(self.status_message)
         self.tree_model.names_changed.connect(self._refilter)
         self.hex_view.set_source(self.tensor_file.source, self.layout_map)
         self.file_map.set_layout(self.layout_map)
@@ -324,10 +327,29 @@ class FileView(QWidget):
         self.tree_model.sort(-1)
 
     # -- verification ----------------------------------------------------------------------------------------
+    def report_problems(self, problems: list[Problem]) -> None:
+        """Problems found after opening (a view's decode, Check File): listed in Problems, marked in the tree; the
+        first new one is said in the status bar."""
+        new = [p for p in dict.fromkeys(problems) if p not in self.problems_model.known()]
+        self.problems_model.add_problems(new)
+        self.tree_model.add_found_problems(new)
+        if new and not self.checker.running:
+            self.status_message.emit(f"Problem found: {new[0].describe()}")
+
+    def check_file(self):
+        """Check File: structure, decode every tensor, verify every digest (on a worker); returns the task."""
+        if self.verifier.running:
+            self.status_message.emit("Wait for the running verification to end (or cancel it)")
+            return None
+        return self.checker.start()
+
     def verify(self, selection_only: bool = False):
         """Verify every recorded digest, or those of the selected rows; returns the task (or None)."""
         from ztviewer.codec.digest import components_with_digests
 
+        if self.checker.running:
+            self.status_message.emit("Wait for the running check to end (or cancel it)")
+            return None
         if not selection_only:
             return self.verifier.start(components_with_digests(self.tensor_file))
         pairs: dict[tuple[int, str], tuple[Tensor, Component]] = {}
@@ -347,6 +369,7 @@ class FileView(QWidget):
     def shutdown(self) -> None:
         """Stop background work and release the file (the tab is closing)."""
         self.verifier.shutdown()
+        self.checker.shutdown()
         self.inspect.shutdown()
         self.hex_view.set_source(None)
         self.tensor_file.close()

@@ -36,6 +36,7 @@ class LazyInspectPage(QWidget):
             panel.set_file(self._view.tensor_file)
             panel.tensor_activated.connect(lambda tensor: self._view.select_item(tensor, scroll_hex=False))
             panel.message.connect(self._view.status_message)
+            panel.problem_found.connect(lambda problem: self._view.report_problems([problem]))
         return self._panel
 
     def shutdown(self) -> None:

@@ -261,6 +261,7 @@ class MainWindow(QMainWindow):
         view.cursor_moved.connect(lambda offset, v=view: self._on_cursor_moved(v, offset))
         view.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         view.verifier.ended.connect(lambda outcome: self._update_actions())
+        view.checker.ended.connect(lambda outcome: self._update_actions())
         view.group_button.toggled.connect(lambda grouped, v=view: self._on_view_grouped(v, grouped))
         view.problems_model.rowsInserted.connect(self._update_status)
         view.problems_model.rowsRemoved.connect(self._update_status)
@@ -362,9 +363,17 @@ class MainWindow(QMainWindow):
         self._update_actions()
         return task
 
+    def check_file(self):
+        """File/Tools ▸ Check File on the current tab; returns the task (or None)."""
+        view = self.current_view()
+        task = view.check_file() if view is not None else None
+        self._update_actions()
+        return task
+
     def cancel_verify(self) -> None:
         if (view := self.current_view()) is not None:
             view.verifier.cancel()
+            view.checker.cancel()
 
     def show_error(self, title: str, message: str) -> None:
         """Report a failure as a message (never a traceback): status bar plus a non-blocking box."""
@@ -416,7 +425,8 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         view = self.current_view()
-        self.actions_.update_enabled(view is not None, view is not None and view.verifier.running,
+        busy = view is not None and (view.verifier.running or view.checker.running)
+        self.actions_.update_enabled(view is not None, busy,
                                      view is not None and bool(generation_rows(view.tensor_file)))
 
     def _on_selection_changed(self, view: FileView | None) -> None:
@@ -462,6 +472,7 @@ class MainWindow(QMainWindow):
             task.cancel()
         for view in self.file_views():
             view.verifier.shutdown()
+            view.checker.shutdown()
         self.pool.waitForDone(3000)
         while self.tabs.count():
             self.close_tab(0)

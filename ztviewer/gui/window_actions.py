@@ -58,8 +58,11 @@ class WindowActions:
                                  SP.SP_DialogApplyButton, "Check every recorded digest against the stored bytes")
         self.verify_selection = action("Verify &Selected", lambda: w.verify(True), "Ctrl+Alt+V", None,
                                        "Check the digests of the selected tensors and components")
+        self.check_file = action("C&heck File", w.check_file, "Ctrl+Shift+K", SP.SP_FileDialogInfoView,
+                                 "Check the structure, decode every tensor and verify every digest "
+                                 "(like ztviewer check); problems go to the Problems panel")
         self.cancel_verify = action("&Cancel Verification", w.cancel_verify, None, SP.SP_DialogCancelButton,
-                                    "Stop the running verification")
+                                    "Stop the running verification or check")
         self.generations = action("&Generations…", w.show_generations, None, None,
                                   "The append generations of a zTensor v2 file; open an earlier one read-only")
         self.next_tab = action("Next File", lambda: w.cycle_tab(1), QKeySequence.StandardKey.NextChild)
@@ -67,7 +70,7 @@ class WindowActions:
         self.about = action("&About ztviewer", w.show_about)
         self.about.setMenuRole(QAction.MenuRole.AboutRole)
         self.file_actions = [self.reload, self.close, self.find, self.goto, self.group, self.manifest_order,
-                             self.verify_all, self.verify_selection, self.next_tab, self.previous_tab]
+                             self.verify_all, self.verify_selection, self.check_file, self.next_tab, self.previous_tab]
 
     def build_menus(self) -> None:
         w = self.window
@@ -77,6 +80,7 @@ class WindowActions:
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
         file_menu.addAction(self.reload)
+        file_menu.addAction(self.check_file)
         file_menu.addAction(self.close)
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
@@ -95,6 +99,7 @@ class WindowActions:
         view_menu.addAction(self.next_tab)
         view_menu.addAction(self.previous_tab)
         tools_menu = bar.addMenu("&Tools")
+        tools_menu.addAction(self.check_file)
         tools_menu.addAction(self.verify_all)
         tools_menu.addAction(self.verify_selection)
         tools_menu.addAction(self.cancel_verify)
@@ -109,7 +114,7 @@ class WindowActions:
         toolbar.setObjectName("mainToolBar")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.setMovable(False)
-        for act in (self.open, self.reload, None, self.verify_all, self.cancel_verify, None, self.goto):
+        for act in (self.open, self.reload, None, self.check_file, self.verify_all, self.cancel_verify, None, self.goto):
             if act is None:
                 toolbar.addSeparator()
             else:
@@ -123,4 +128,5 @@ class WindowActions:
         self.generations.setEnabled(has_generations)
         self.verify_all.setEnabled(has_file and not verifying)
         self.verify_selection.setEnabled(has_file and not verifying)
+        self.check_file.setEnabled(has_file and not verifying)
         self.cancel_verify.setEnabled(verifying)

@@ -24,6 +24,7 @@ class WorkerSignals(QObject):
     partial = Signal(object)
     finished = Signal(object)
     failed = Signal(str)
+    problem = Signal(object)      # the codec Problem of a CodecError that ended the job (sent before ``failed``)
     cancelled = Signal()
 
 
@@ -89,6 +90,7 @@ class Worker(QRunnable):
         except Cancelled:
             signals.cancelled.emit()
         except CodecError as exc:
+            signals.problem.emit(exc.to_problem())
             signals.failed.emit(str(exc))
         except OSError as exc:
             signals.failed.emit(describe_os_error(exc))

@@ -203,3 +203,43 @@ class SaveTask(Worker):
 
         return save(self.doc, self.path, progress=self.report_progress, cancelled=self.is_cancelled,
                     compact=self.compact)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """What :class:`CheckFileTask` delivers: the codec's report and how long the check took."""
+
+    report: Any            # ztviewer.codec.check.CheckReport
+    tensors: int
+    seconds: float
+
+
+class CheckFileTask(Worker):
+    """Check File: structure, decoding of every tensor and every digest (``ztviewer check``), off the GUI thread.
+
+    ``progress`` is (tensors started, tensors in all); the codec polls the cancel flag between decoded chunks.
+    """
+
+    def __init__(self, tensor_file: TensorFile) -> None:
+        super().__init__()
+        self.tensor_file = tensor_file
+        self.total = len(tensor_file.tensors)
+        self.current_name = ""
+
+    def execute(self) -> CheckOutcome:
+        from ztviewer.codec.check import check_file
+
+        start = time.perf_counter()
+        started = 0
+
+        def progress(name: str) -> None:
+            nonlocal started
+            self.check_cancelled()
+            self.current_name = name
+            self.report_progress(started, self.total)
+            started += 1
+
+        report = check_file(self.tensor_file, progress, self.is_cancelled)
+        self.check_cancelled()
+        self.report_progress(self.total, self.total, force=True)
+        return CheckOutcome(report, self.total, time.perf_counter() - start)

@@ -41,6 +41,9 @@ class ProblemsModel(QAbstractTableModel):
     def problems(self) -> list[Problem]:
         return list(self._problems)
 
+    def known(self) -> set[Problem]:
+        return self._known
+
     def problem(self, row: int) -> Problem:
         return self._problems[row]
 

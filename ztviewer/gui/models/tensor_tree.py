@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from ztviewer.codec import Component, Tensor, TensorFile
+from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.session.digest_states import DigestStates
 from ztviewer.session.tree_nodes import (FILE_ID, GROUP_FLAG, SLOT_MASK, Grouping, NodeKind, TensorGroup,
@@ -54,6 +54,9 @@ class TensorTreeModel(QAbstractItemModel):
         self._group_states: dict[int, DigestState] = {}
         self._components_shown: set[int] = set()   # tensors whose component rows were ever asked for
         self.edit_overlay = None                     # set by the editing package to show unsaved renames
+        self._found: dict[int, list[Problem]] = {}  # position -> problems found after opening (decode, check)
+        self._found_in_file: list[Problem] = []
+        self._by_name: dict[str, int] | None = None
         if grouped:
             self._grouping = Grouping([t.name for t in self.tensors], self._rank)
 
@@ -134,6 +137,32 @@ class TensorTreeModel(QAbstractItemModel):
                                       self._sort[1] == Qt.SortOrder.DescendingOrder and self._sort[0] == Column.NAME)
         self._group_states.clear()
         self.endResetModel()
+
+    # -- problems found after opening ---------------------------------------------------------------------
+    def problems_of(self, item: Tensor | TensorFile) -> list[Problem]:
+        """The reader's problems of a tensor (or the file) plus those found since (decoding, Check File)."""
+        if isinstance(item, TensorFile):
+            return item.problems + self._found_in_file
+        found = self._found.get(self._position.get(id(item), -1))
+        return item.problems + found if found else item.problems
+
+    def add_found_problems(self, problems: list[Problem]) -> None:
+        """Mark the tensors (or the file) a later pass found problems in, and repaint their name cells."""
+        if self._by_name is None:
+            self._by_name = {}
+            for position, tensor in enumerate(self.tensors):
+                self._by_name.setdefault(tensor.name, position)
+        touched: set[int] = set()
+        for problem in problems:
+            position = self._by_name.get(problem.tensor) if problem.tensor is not None else None
+            known = self._found_in_file if position is None else self._found.setdefault(position, [])
+            if problem not in known and (position is None or problem not in self.tensors[position].problems):
+                known.append(problem)
+                touched.add(-1 if position is None else position)
+        for position in touched:
+            index = self.file_index() if position < 0 else self.index_of(self.tensors[position])
+            self.dataChanged.emit(index, index, [Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ForegroundRole,
+                                                 Qt.ItemDataRole.ToolTipRole])
 
     # -- digest states -----------------------------------------------------------------------------------
     def digest_state(self, tensor: Tensor, component: Component) -> DigestState:

@@ -141,7 +141,8 @@ def _file_cell(model: "TensorTreeModel", tf: TensorFile, column: Column, role: i
     if role == R.ToolTipRole:
         return tf.path if column == Column.NAME else (exact_bytes(tf.size) if column == Column.STORED else None)
     if role == R.DecorationRole and column == Column.NAME:
-        return _problem_icon(tf.problems, any(p.is_error for p in tf.problems))
+        problems = model.problems_of(tf)
+        return _problem_icon(problems, any(p.is_error for p in problems))
     return None
 
 
@@ -174,7 +175,7 @@ def _tensor_cell(model: "TensorTreeModel", tensor: Tensor, column: Column, role:
         return sort_key(tensor, column, model.digests)
     if role == R.ToolTipRole:
         if column == Column.NAME:
-            lines = [tensor.name] + [str(p) for p in tensor.problems]
+            lines = [tensor.name] + [str(p) for p in model.problems_of(tensor)]
             return "\n".join(lines)
         if column == Column.STORED:
             return exact_bytes(tensor.stored_nbytes)
@@ -186,10 +187,14 @@ def _tensor_cell(model: "TensorTreeModel", tensor: Tensor, column: Column, role:
         if column == Column.LAYOUT and tensor.layout_spelling and tensor.layout_spelling != tensor.layout:
             return f"written as {tensor.layout_spelling!r}"
         return None
-    if role == R.ForegroundRole and column == Column.NAME and tensor.problems:
-        return theme.error_color() if tensor.has_errors else theme.warning_color()
-    if role == R.DecorationRole and column == Column.NAME and tensor.problems:
-        return _problem_icon(tensor.problems, tensor.has_errors)
+    if role in (R.ForegroundRole, R.DecorationRole) and column == Column.NAME:
+        problems = model.problems_of(tensor)
+        if not problems:
+            return None
+        has_errors = any(p.is_error for p in problems)
+        if role == R.DecorationRole:
+            return _problem_icon(problems, has_errors)
+        return theme.error_color() if has_errors else theme.warning_color()
     return None
 
 

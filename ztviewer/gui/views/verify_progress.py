@@ -1,4 +1,5 @@
-"""The strip shown while digests are being verified: progress, throughput, ETA and a cancel button."""
+"""The strip shown while digests are verified or the file is checked: progress, throughput, ETA and a cancel
+button."""
 from __future__ import annotations
 
 import time
@@ -41,13 +42,24 @@ class VerifyProgress(QFrame):
         layout.addWidget(self.cancel_button)
         self._start = 0.0
         self._components = 0
+        self._counting_tensors = False
         self.hide()
 
     def start(self, components: int, total_bytes: int) -> None:
+        """Show digest verification: progress in bytes."""
+        self._counting_tensors = False
+        self._begin(components, total_bytes)
+
+    def start_check(self, tensors: int) -> None:
+        """Show Check File: progress in tensors decoded and verified."""
+        self._counting_tensors = True
+        self._begin(tensors, tensors)
+
+    def _begin(self, count: int, total: int) -> None:
         self._start = time.monotonic()
-        self._components = components
+        self._components = count
         self.cancel_button.setEnabled(True)
-        self.update_progress(0, total_bytes)
+        self.update_progress(0, total)
         self.show()
 
     def update_progress(self, done: int, total: int) -> None:
@@ -55,6 +67,12 @@ class VerifyProgress(QFrame):
         self.bar.setValue(int(fraction * _STEPS))
         self.bar.setFormat(f"{fraction:.0%}")
         elapsed = max(1e-6, time.monotonic() - self._start)
+        if self._counting_tensors:
+            text = f"Checking the file: decoding and verifying tensor {min(done + 1, total):,} of {total:,}"
+            if done and elapsed > 0.05:
+                text += f" · ETA {eta_text((total - done) * elapsed / done)}"
+            self.label.setText(text)
+            return
         rate = done / elapsed
         parts = [f"Verifying {self._components:,} digest{'s' if self._components != 1 else ''}",
                  f"{human_bytes(done)} of {human_bytes(total)}"]

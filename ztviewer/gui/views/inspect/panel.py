@@ -6,11 +6,14 @@ shared, byte-bounded cache before it is shown.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from ztviewer.analysis.spy_sources import DensePlaneSource
-from ztviewer.codec.model import Component, Tensor, TensorFile
+from ztviewer.codec.errors import CodecError
+from ztviewer.codec.model import Component, Problem, Tensor, TensorFile
 from ztviewer.session.decode_cache import DecodedCache, shared_cache
 from ztviewer.session.formatting import human_bytes, shape_text
 from ztviewer.session.inspect_data import (describe_error, expected_nbytes, load_dense, load_sparse, load_tt,
@@ -28,11 +31,13 @@ class InspectPanel(QWidget):
     """Tabs "View", "Statistics" and "File statistics" for the file and tensor given by :meth:`show_item`.
 
     ``tensor_activated(Tensor)`` asks the owner to select a tensor (double-click in the file table);
-    ``message(str)`` is for the status bar.
+    ``message(str)`` is for the status bar; ``problem_found(Problem)`` reports what decoding the shown tensor
+    found wrong (the file's Problems panel, tree and status bar list it).
     """
 
     tensor_activated = Signal(object)
     message = Signal(str)
+    problem_found = Signal(object)
 
     def __init__(self, pool=None, cache: DecodedCache | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +86,8 @@ class InspectPanel(QWidget):
         self.sparse.back.connect(lambda: self.stack.setCurrentWidget(self.heatmap))
         for view in (self.heatmap, self.sparse, self.tt):
             view.message.connect(self.message)
+        for slot in self.findChildren(JobSlot):   # every view's jobs: a decode error becomes a problem
+            slot.problem.connect(self._report_problem)
         self.show_note("Select a tensor to inspect its values.")
 
     # -- input ---------------------------------------------------------------------------------------------
@@ -134,6 +141,8 @@ class InspectPanel(QWidget):
                                "which ztviewer shows structurally only (see its components in the tree and the "
                                "hex view); its values cannot be decoded.")
         except Exception as exc:  # a damaged tensor: say why, never a traceback
+            if isinstance(exc, CodecError):
+                self._report_problem(exc.to_problem())
             self.show_note(f"Cannot show <b>{tensor.name}</b>: {describe_error(exc)}")
         self._stats_for = None
         self._tab_changed()
@@ -175,6 +184,11 @@ class InspectPanel(QWidget):
     def _presentation_changed(self, dtype_name: str) -> None:
         if self.tensor is not None and dtype_name and dtype_name != self.dtype_name:
             self.show_tensor(self.tensor, dtype_name)
+
+    def _report_problem(self, problem: Problem) -> None:
+        if problem.tensor is None and self.tensor is not None:
+            problem = dataclasses.replace(problem, tensor=self.tensor.name)
+        self.problem_found.emit(problem)
 
     def show_note(self, html: str) -> None:
         self.heatmap.shutdown_jobs()

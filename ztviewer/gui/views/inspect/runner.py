@@ -20,6 +20,7 @@ class JobSlot(QObject):
 
     busy_changed = Signal(bool)
     progress = Signal(object, object)
+    problem = Signal(object)      # a codec Problem that made the current job fail (decode errors, bad data)
 
     def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -45,6 +46,7 @@ class JobSlot(QObject):
         signals.failed.connect(lambda message: self._end(task, failed, message))
         signals.cancelled.connect(lambda: self._end(task, None, None))
         signals.progress.connect(lambda done_, total: self._progress(task, done_, total))
+        signals.problem.connect(lambda problem: self.problem.emit(problem) if task is self.current else None)
         if partial is not None:
             signals.partial.connect(lambda value: partial(value) if task is self.current else None)
         self.busy_changed.emit(True)
