@@ -1,7 +1,7 @@
 """Issue 4 figures: start-up to a visible tree, GUI-thread stalls while verifying, hex repaint anywhere.
 
 - process start → tree of a 10,000-tensor file visible, vs a bare ``import PySide6.QtWidgets, pyqtgraph``
-  process (goal ≤ 1.5×), both measured as whole subprocesses in this run;
+  process (goal ≤ 1.3×, issue 15), both measured as whole subprocesses in this run;
 - longest event-loop stall (a 5 ms QTimer probe) while the digest of a 2 GiB file is verified in a worker
   (goal < 50 ms, reported against the probe interval);
 - hex view repaint at random offsets of the 2 GiB file (report).
@@ -62,7 +62,7 @@ def _start_up(tmpdir: Path, quick: bool) -> dict[str, Any]:
     ours = min(_process_seconds(ours_argv) for _ in range(3))
     bare = min(_process_seconds(bare_argv) for _ in range(3))
     return result(f"start → tree of a {count:,}-tensor .zt visible vs bare PySide6+pyqtgraph import", ours,
-                  bare, "<= 1.5", note="whole processes, best of 3")
+                  bare, "<= 1.3", note="whole processes, best of 3 (bytecode caches warm, as an install has them)")
 
 
 def _verify_stall(tmpdir: Path, quick: bool) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """The tensors of a file listed as columns, each :class:`Tensor` built the first time it is asked for.
 
-Readers check the plain dense entries of a large manifest column by column (C-level ``map`` passes and numpy
-comparisons instead of Python code per entry) and keep what they found as columns: names, canonical dtypes,
-shapes, absolute offsets and lengths. A :class:`TensorTable` holds them and reads like the list of tensors it
+Readers check the plain dense entries of a large manifest column by column (C-level ``map``/``set`` passes and
+list comparisons instead of Python code per entry) and keep what they found as columns: names, canonical
+dtypes, shapes, offsets and lengths (plain lists of ints, shared with the decoded manifest where possible). A :class:`TensorTable` holds them and reads like the list of tensors it
 stands for (indexing, iteration, ``len``, equality with a list); an entry becomes a :func:`dense_tensor` only
 when it is accessed, and is then kept, so the same object comes back every time. Listing names
 (:attr:`TensorTable.names`), checking the layout (:meth:`TensorTable.plain_spans`) and looking for problems
@@ -24,32 +24,34 @@ Shard = tuple[Any, Any]
 
 class TensorTable(MutableSequence[Tensor]):
     """Plain dense tensors as columns: ``names``, canonical ``dtypes``, ``shapes`` (sequences of ints),
-    ``offsets`` and ``lengths`` (absolute, ``uint64`` arrays). Tensor ``i`` gets index ``first_index + i``;
+    ``offsets`` (relative to ``base``) and ``lengths``. Tensor ``i`` gets index ``first_index + i``;
     with a ``shard``, ``extra`` holds ``shard``, ``source`` and ``index_in_shard`` (= ``i``); ``spelling`` is
     every tensor's ``layout_spelling`` (what the file wrote for "dense", if anything)."""
 
-    __slots__ = ("names", "dtypes", "shapes", "offsets", "lengths", "first_index", "shard", "spelling", "_made",
-                 "_list")
+    __slots__ = ("names", "dtypes", "shapes", "offsets", "lengths", "base", "first_index", "shard", "spelling",
+                 "_made", "_list", "_spans")
 
-    def __init__(self, names: list[str], dtypes: list[str], shapes: Sequence[Sequence[int]], offsets: np.ndarray,
-                 lengths: np.ndarray, first_index: int = 0, shard: Shard | None = None,
+    def __init__(self, names: list[str], dtypes: list[str], shapes: Sequence[Sequence[int]], offsets: list[int],
+                 lengths: list[int], base: int = 0, first_index: int = 0, shard: Shard | None = None,
                  spelling: str | None = None) -> None:
         self.names = names
         self.dtypes = dtypes
         self.shapes = shapes
         self.offsets = offsets
         self.lengths = lengths
+        self.base = base
         self.first_index = first_index
         self.shard = shard
         self.spelling = spelling
         self._made: list[Tensor | None] = [None] * len(names)
         self._list: list[Tensor] | None = None
+        self._spans: tuple[np.ndarray, np.ndarray] | None = None
 
     def _build(self, i: int) -> Tensor:
         shard = self.shard
         extra = None if shard is None else {"shard": shard[0], "source": shard[1], "index_in_shard": i}
         tensor = dense_tensor(self.names[i], self.dtypes[i], tuple(self.shapes[i]), self.first_index + i,
-                              int(self.offsets[i]), int(self.lengths[i]), spelling=self.spelling, extra=extra)
+                              self.base + self.offsets[i], self.lengths[i], spelling=self.spelling, extra=extra)
         self._made[i] = tensor
         return tensor
 
@@ -59,15 +61,25 @@ class TensorTable(MutableSequence[Tensor]):
             return self._list
         made = self._made
         missing = made.count(None)
-        if missing == len(made) and self.shard is None and self.spelling is None:
-            first = self.first_index
-            made[:] = map(dense_tensor, self.names, self.dtypes, map(tuple, self.shapes),
-                          range(first, first + len(made)), self.offsets.tolist(), self.lengths.tolist())
+        if missing == len(made):
+            made[:] = self._build_all()
         elif missing:
             for i, tensor in enumerate(made):
                 if tensor is None:
                     self._build(i)
         return made  # type: ignore[return-value]  # no None left
+
+    def _build_all(self) -> list[Tensor]:
+        first, base, spelling, shard = self.first_index, self.base, self.spelling, self.shard
+        offsets = self.offsets if not base else [base + offset for offset in self.offsets]
+        indices = range(first, first + len(self.names))
+        shapes = map(tuple, self.shapes)
+        if shard is None and spelling is None:
+            return list(map(dense_tensor, self.names, self.dtypes, shapes, indices, offsets, self.lengths))
+        name, source = shard if shard is not None else (None, None)
+        return [dense_tensor(*fields, "raw", None, None, spelling,
+                             None if shard is None else {"shard": name, "source": source, "index_in_shard": i})
+                for i, fields in enumerate(zip(self.names, self.dtypes, shapes, indices, offsets, self.lengths))]
 
     def _as_list(self) -> list[Tensor]:
         """The plain list this table becomes when the sequence itself changes."""
@@ -142,14 +154,17 @@ class TensorTable(MutableSequence[Tensor]):
         return (t for t in self._made if t is not None)
 
     def plain_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(offsets, lengths)`` of the ``data`` components while no tensor's component was built (so none can
-        have changed), else ``None``."""
+        """Absolute ``(offsets, lengths)`` of the ``data`` components as ``uint64`` arrays while no tensor's
+        component was built (so none can have changed), else ``None``."""
         if self._list is not None:
             return None
         made = self._made
         if made.count(None) != len(made) and any(t is not None and t._components is not None for t in made):
             return None
-        return self.offsets, self.lengths
+        if self._spans is None:
+            self._spans = (np.array(self.offsets, dtype=np.uint64) + np.uint64(self.base),
+                           np.array(self.lengths, dtype=np.uint64))
+        return self._spans
 
     # ---------------------------------------------------------------------------------- changing
 

@@ -2,7 +2,7 @@
 
 A header as the reference writer writes it (every entry ``{dtype, shape, data_offsets}``, known dtypes, sizes
 that match, offsets tiling the byte buffer in order) is checked with a fixed number of C-level passes over
-all entries (``map``, ``set``, ``min``/``max``) and numpy comparisons, never with Python code per entry, and
+all entries (``map``, ``set``, ``min``/``max``, list comparisons), never with Python code per entry, and
 listed as a :class:`~ztviewer.codec.tensor_table.TensorTable`. Any entry that is unusual in any way makes it
 answer ``None``: the checked path (:mod:`.safetensors_tensors`) then walks every entry and says what is wrong,
 so the plain path only ever accepts what that path reads without a problem (tests hold the two together).
@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import math
 from itertools import chain
-from operator import itemgetter, mul
+from operator import itemgetter, mul, sub
 from typing import Any
-
-import numpy as np
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ..tensor_table import Shard, TensorTable
@@ -38,8 +36,7 @@ def plain_table(header: dict[str, Any], base: int, buffer_len: int, first_index:
     values = list(header.values())
     count = len(values)
     if not count:
-        return _table([], [], [], np.zeros(0, np.uint64), np.zeros(0, np.uint64), first_index, shard) \
-            if buffer_len == 0 else None
+        return TensorTable([], [], [], [], [], base, first_index, shard) if buffer_len == 0 else None
     if set(map(type, values)) != _DICT or set(map(len, values)) != {3}:
         return None
     try:
@@ -54,22 +51,14 @@ def plain_table(header: dict[str, Any], base: int, buffer_len: int, first_index:
     if max(map(len, shapes)) > MAX_NDIM:
         return None
     numbers = list(_flatten(spans))
+    begins, ends = numbers[0::2], numbers[1::2]
     numbers += _flatten(shapes)
     if set(map(type, numbers)) != _INT or min(numbers) < 0 or max(numbers) > U64_MAX:
         return None
-    sizes = list(map(mul, map(math.prod, shapes), itemsizes))
-    if max(sizes) > U64_MAX:
-        return None
-    bounds = np.array(numbers[:2 * count], dtype=np.uint64).reshape(count, 2)
-    begins, ends = bounds[:, 0], bounds[:, 1]
-    lengths = ends - begins
-    if (int(begins[0]) != 0 or int(ends[-1]) != buffer_len or (ends < begins).any()
-            or (begins[1:] != ends[:-1]).any() or (lengths != np.array(sizes, dtype=np.uint64)).any()):
+    lengths = list(map(sub, ends, begins))
+    # in order and contiguous from 0 to the end of the buffer, each exactly as long as its shape needs
+    if (begins[0] != 0 or ends[-1] != buffer_len or begins[1:] != ends[:-1]
+            or list(map(mul, map(math.prod, shapes), itemsizes)) != lengths):
         return None
     dtypes = list(map(SAFETENSORS_TO_CANONICAL.__getitem__, raw_dtypes))
-    return _table(list(header), dtypes, shapes, begins + np.uint64(base), lengths, first_index, shard)
-
-
-def _table(names: list[str], dtypes: list[str], shapes: list[Any], offsets: np.ndarray, lengths: np.ndarray,
-           first_index: int, shard: Shard | None) -> TensorTable:
-    return TensorTable(names, dtypes, shapes, offsets, lengths, first_index, shard)
+    return TensorTable(list(header), dtypes, shapes, begins, lengths, base, first_index, shard)

@@ -14,8 +14,6 @@ from itertools import chain
 from operator import itemgetter, mul
 from typing import Any
 
-import numpy as np
-
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
 from ..tensor_table import TensorTable
 
@@ -69,5 +67,4 @@ def _table(entries: dict[Any, Any], start: int, objects: bool) -> TensorTable | 
     if list(map(mul, map(math.prod, shapes), itemsizes)) != lengths:
         return None
     dtypes = list(map(ZT_SHORT_TO_CANONICAL.__getitem__, raw_dtypes)) if objects else raw_dtypes
-    return TensorTable(names, dtypes, shapes, np.array(offsets, dtype=np.uint64), np.array(lengths, dtype=np.uint64),
-                       start, spelling="dense")
+    return TensorTable(names, dtypes, shapes, offsets, lengths, 0, start, spelling="dense")

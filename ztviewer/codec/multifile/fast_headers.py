@@ -18,7 +18,6 @@ from typing import Any
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ..formats.safetensors import split_plain_header
-from ..formats.safetensors_columns import plain_table
 from ..model import Tensor, dense_tensor
 
 U64_MAX = (1 << 64) - 1
@@ -54,9 +53,6 @@ def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources:
     parsed = [parse_header(head, size) for head, size in zip(heads, sizes)]
     if None in parsed:
         return None
-    in_order = _read_in_order(parsed, sizes, shards, sources, first_index)  # type: ignore[arg-type]
-    if in_order is not None:
-        return in_order
     groups = [p[2] for p in parsed]  # type: ignore[index]
     counts = list(map(len, groups))
     buffer_lens = [size - 8 - p[0] for p, size in zip(parsed, sizes)]  # type: ignore[index]
@@ -72,23 +68,6 @@ def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources:
         stop = start + entries
         result.append((n, metadata, tensors[start:stop], sum(lengths[start:stop])))
         start = stop
-    return result
-
-
-def _read_in_order(parsed: list[tuple[int, dict[str, str], dict[str, Any]]], sizes: list[int], shards: list[str],
-                   sources: list[Any], first_index: int) -> list[tuple[int, dict[str, str], list[Tensor], int]] | None:
-    """The batch when every header lists its tensors in buffer order, as the reference writer does: each is
-    checked and built in one pass by the single-file reader's fast path. ``None`` sends the batch to the
-    column checks, which also take headers whose offsets come in another order."""
-    result = []
-    index = first_index
-    for (n, metadata, header), size, shard, source in zip(parsed, sizes, shards, sources):
-        buffer_len = size - 8 - n
-        tensors = plain_table(header, 8 + n, buffer_len, index, (shard, source))
-        if tensors is None:
-            return None
-        result.append((n, metadata, tensors, buffer_len))
-        index += len(tensors)
     return result
 
 
