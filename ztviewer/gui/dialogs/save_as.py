@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.session.conversion import (
+    EXTENSIONS,
     FORMAT_CHOICES,
     SaveOptions,
     Verdict,
@@ -33,6 +35,22 @@ ENCODINGS = [("keep", "Keep as stored"), ("raw", "Raw (uncompressed)"), ("zstd",
 DIGESTS = [("keep", "Keep recorded digests"), ("none", "None"), ("crc32c", "crc32c"), ("sha256", "sha256"),
            ("xxh3", "xxh3 (zTensor v2)")]
 _ERROR = "color: #b3261e;"
+#: the format a name's extension chooses when the chosen format does not fit it (zTensor: v2, what ztensor 2.x writes)
+EXTENSION_DEFAULTS = {".zt": "zt-v2", ".safetensors": "safetensors", ".blz": "blz"}
+
+
+def format_for_name(name: str, current: str) -> str | None:
+    """The format the extension of ``name`` asks for when ``current`` does not fit it (None: it fits, or the
+    extension is not one ztviewer knows)."""
+    ext = os.path.splitext(name.strip())[1].lower()
+    if ext == EXTENSIONS[current]:
+        return None
+    return EXTENSION_DEFAULTS.get(ext)
+
+
+def name_filters() -> list[tuple[str, str]]:
+    """(file-dialog filter, format key) for every target format."""
+    return [(f"{label} (*{EXTENSIONS[key]})", key) for key, label in FORMAT_CHOICES]
 _OK = "color: #1b6e2f;"
 
 
@@ -45,6 +63,7 @@ class SaveAsDialog(QDialog):
         self.setWindowTitle("Save As")
         self.doc = doc
         self.verdict = Verdict(None)
+        self.format_note = ""         # says when the name's extension chose the format
         self.path_edit = QLineEdit(path)
         self.path_edit.setObjectName("saveAsPath")
         self.path_edit.setMinimumWidth(420)
@@ -101,7 +120,7 @@ class SaveAsDialog(QDialog):
         self.level_spin.valueChanged.connect(self.recheck)
         self.densify_check.toggled.connect(self.recheck)
         self.compact_check.toggled.connect(self.recheck)
-        self.path_edit.textChanged.connect(self.recheck)
+        self.path_edit.textChanged.connect(self._follow_extension)
         self.recheck()
 
     def _combo(self, choices, current: str) -> QComboBox:
@@ -143,14 +162,66 @@ class SaveAsDialog(QDialog):
         return os.path.abspath(os.path.expanduser(self.path_edit.text().strip()))
 
     def _on_format(self) -> None:
-        if self.path_edit.text().strip():
-            self.path_edit.setText(with_extension(self.path_edit.text().strip(), self.format_combo.currentData()))
+        self.format_note = ""
+        text = self.path_edit.text().strip()
+        if text and with_extension(text, self.format_combo.currentData()) != text:
+            self.path_edit.blockSignals(True)
+            self.path_edit.setText(with_extension(text, self.format_combo.currentData()))
+            self.path_edit.blockSignals(False)
+        self.recheck()
+
+    def _follow_extension(self) -> None:
+        """A typed name ending in another format's extension chooses that format (and says so)."""
+        target = format_for_name(self.path_edit.text(), self.format_combo.currentData())
+        if target is not None:
+            self.format_combo.blockSignals(True)
+            self.format_combo.setCurrentIndex(self.format_combo.findData(target))
+            self.format_combo.blockSignals(False)
+            ext = os.path.splitext(self.path_edit.text().strip())[1]
+            self.format_note = f"Format {self.format_combo.currentText()}, chosen by the extension {ext}."
         self.recheck()
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save As", self.path_edit.text())
-        if path:
-            self.path_edit.setText(path)
+        filters = name_filters()
+        current = next(f for f, key in filters if key == self.format_combo.currentData())
+        path, chosen = QFileDialog.getSaveFileName(self, "Save As", self.path_edit.text(),
+                                                   ";;".join(f for f, _ in filters), current)
+        if not path:
+            return
+        target = next((key for f, key in filters if f == chosen), self.format_combo.currentData())
+        ext = os.path.splitext(path)[1].lower()
+        if ext not in EXTENSION_DEFAULTS:     # no known extension: the filter decides and names it
+            path += EXTENSIONS[target]
+        if EXTENSIONS[target] == ext.lower() or ext not in EXTENSION_DEFAULTS:
+            self.format_combo.setCurrentIndex(self.format_combo.findData(target))
+        self.path_edit.setText(path)     # a known extension that contradicts the filter chooses (and says so)
+
+    def accept(self) -> None:
+        """Save, unless the name's extension does not fit the format and the user does not confirm it."""
+        expected = EXTENSIONS[self.format_combo.currentData()]
+        ext = os.path.splitext(self.path)[1]
+        if ext.lower() != expected:
+            answer = self.ask_mismatch(os.path.basename(self.path), self.format_combo.currentText(), expected)
+            if answer == "cancel":
+                return
+            if answer == "fix":
+                self.path_edit.setText(self.path + expected)
+                if not self.can_save():
+                    return
+        super().accept()
+
+    def ask_mismatch(self, name: str, format_label: str, expected: str) -> str:
+        """Ask whether to save ``name`` as ``format_label`` although it does not end in ``expected``:
+        "keep" the name, "fix" it (append the extension) or "cancel"."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Save As",
+                          f"“{name}” does not end in {expected}, the extension of {format_label} files.",
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText(f"Other programs may not recognise it. Save it as {format_label} anyway?")
+        fix = box.addButton(f"Save as “{name}{expected}”", QMessageBox.ButtonRole.AcceptRole)
+        keep = box.addButton("Keep the Name", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(fix)
+        box.exec()
+        return "fix" if box.clickedButton() is fix else "keep" if box.clickedButton() is keep else "cancel"
 
     # -- live check ------------------------------------------------------------------------------------------
     def recheck(self) -> None:
@@ -164,10 +235,11 @@ class SaveAsDialog(QDialog):
             problem = f"The folder {os.path.dirname(self.path)} does not exist."
         if problem:
             self.message.setStyleSheet(_ERROR)
-            self.message.setText(f"Cannot save: {problem}")
+            self.message.setText(f"Cannot save: {problem}" + (f" ({self.format_note})" if self.format_note else ""))
         else:
             self.message.setStyleSheet(_OK)
-            self.message.setText(" ".join(("Ready to save.",) + self.verdict.notes + self._generation_notes()))
+            notes = ((self.format_note,) if self.format_note else ()) + self.verdict.notes + self._generation_notes()
+            self.message.setText(" ".join(("Ready to save.",) + notes))
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(not problem)
 
     def _generation_notes(self) -> tuple[str, ...]:
