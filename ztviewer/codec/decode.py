@@ -95,6 +95,12 @@ def refuse_unsupported(tensor: Tensor, component: Component) -> None:
         raise UnsupportedLayout(message, rule=rule, **_where(tensor, component))
 
 
+def seekable_stream(tf: TensorFile, tensor: Tensor, component: Component) -> SeekableStream:
+    """The validated seek table of a ``zt.zstd-seekable/1`` part, for random access to its decoded bytes
+    (:meth:`SeekableStream.read_range`, frame by frame); raises :class:`DecodeError` for a bad table."""
+    return _seekable(tf, tensor, component)
+
+
 def _seekable(tf: TensorFile, tensor: Tensor, component: Component) -> SeekableStream:
     expected = component.uncompressed_length if component.uncompressed_length is not None else 0
     return SeekableStream(stored_view(tf, tensor, component), expected, where=_where(tensor, component))

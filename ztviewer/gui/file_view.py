@@ -18,6 +18,7 @@ from .models.problems_model import ProblemsModel
 from .models.tensor_tree import Column, TensorTreeModel, TreeRole
 from .models.tree_proxy import TensorFilterProxy
 from .verify_controller import VerifyController
+from .views.decoded_bytes import DecodedBytes
 from .views.file_map import FileMap
 from .views.hex_view import HexView
 from .views.verify_progress import VerifyProgress
@@ -57,6 +58,7 @@ class FileView(QWidget):
         self.problems_model = ProblemsModel(self.tensor_file.all_problems(), self)
         self._scroll_hex_on_select = True
         self._shown_source = self.tensor_file.source
+        self._stored_bytes = None     # (source, layout) the hex view showed before a part's decoded bytes
         self.opened_as: set[str] = set()
         self._shard_layouts: dict[int, FileLayout] = {}
         self._build_widgets()
@@ -104,6 +106,8 @@ class FileView(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         for column, width in COLUMN_WIDTHS.items():
             self.tree.setColumnWidth(column, width)
+        if self.tensor_file.format == "zt-v2":       # room for "zt.zstd-seekable/1"
+            self.tree.setColumnWidth(Column.ENCODING, self.tree.fontMetrics().horizontalAdvance("zt.zstd-seekable/1 "))
 
         self.hex_view = HexView()
         self.file_map = FileMap()
@@ -128,7 +132,8 @@ class FileView(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.setSpacing(2)
         right_layout.addWidget(self.file_map)
-        self.inspect = add_inspect_tab(self, right_layout, self.hex_view)   # "Bytes | Inspect" tabs
+        self.decoded_bytes = DecodedBytes(self)       # the hex view, with a "Decoded" switch for compressed parts
+        self.inspect = add_inspect_tab(self, right_layout, self.decoded_bytes)   # "Bytes | Inspect" tabs
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
         self.splitter.addWidget(right)
@@ -233,7 +238,29 @@ class FileView(QWidget):
         self.layout_map = layout
         self.status_message.emit(f"Showing the bytes of shard {tensor.extra.get('shard', source.path)}")
 
+    def show_bytes_of(self, part, layout: FileLayout | None) -> None:
+        """Show a compressed part's decoded bytes (a :class:`~ztviewer.session.decoded_part.DecodedPart`) in the
+        hex view and the data inspector; ``None`` goes back to the stored bytes, with the selection shown."""
+        if part is not None:
+            if self._stored_bytes is None:
+                self._stored_bytes = (self._shown_source, self.layout_map)
+            self._shown_source = part
+            self.hex_view.set_source(part, layout)
+            self.hex_view.cursor_moved.emit(0)
+            return
+        if self._stored_bytes is None:
+            return
+        self._shown_source, layout = self._stored_bytes
+        self._stored_bytes = None
+        self.hex_view.set_source(self._shown_source, layout)
+        span = self.tree.currentIndex().data(TreeRole.BYTE_RANGE)
+        if span is not None and isinstance(self.current_item(), (Tensor, Component)):
+            self.hex_view.set_selection(*span)
+        self.hex_view.cursor_moved.emit(self.hex_view.cursor_offset())
+
     def select_owner_of(self, offset: int) -> None:
+        if self._stored_bytes is not None:      # decoded bytes: their offsets are not the file's
+            return
         segment = self.layout_map.segment_at(offset)
         if segment is not None:
             self._on_segment_clicked(segment, offset)

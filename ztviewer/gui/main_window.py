@@ -343,7 +343,7 @@ class MainWindow(QMainWindow):
             return
         from .dialogs.goto_offset import GoToOffsetDialog
 
-        dialog = GoToOffsetDialog(view.tensor_file.size, view.hex_view.cursor_offset(), self)
+        dialog = GoToOffsetDialog(view.hex_view.size_bytes, view.hex_view.cursor_offset(), self)  # decoded bytes too
         dialog.accepted.connect(lambda: view.go_to_offset(dialog.offset))
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()

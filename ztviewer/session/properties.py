@@ -214,14 +214,14 @@ def component_v2_props(tf: TensorFile | None, tensor: Tensor, component: Compone
 
 
 def _seekable_rows(tf: TensorFile, tensor: Tensor, component: Component) -> list[Prop]:
-    from ztviewer.codec.decode import _seekable
+    from ztviewer.codec.decode import seekable_stream
 
     table = seek_table_length(tf, tensor, component)
     rows = [Prop("decoded length", exact_bytes(component.uncompressed_length or 0))]
     if table is not None:
         rows.append(Prop("seek table", f"{byte_range(component.end - table, table)} {table:,} bytes"))
     try:
-        stream = _seekable(tf, tensor, component)
+        stream = seekable_stream(tf, tensor, component)
     except (CodecError, ValueError) as exc:
         return rows + [Prop("frames", f"unreadable: {exc}")]
     frames = stream.frames

@@ -94,7 +94,8 @@ class DataInspector(QWidget):
         data = self._source.window(self._offset, 8) if self._source is not None else b""
         little = not self.big_endian.isChecked()
         order = "little-endian" if little else "big-endian"
-        self.position.setText(f"Bytes at 0x{self._offset:X} ({self._offset:,}), {order}"
+        what = f"Decoded bytes of {self._source.label}" if getattr(self._source, "decoded", False) else "Bytes"
+        self.position.setText(f"{what} at 0x{self._offset:X} ({self._offset:,}), {order}"
                               if self._source is not None else "No file")
         for label, size, code in TYPES:
             self._cells[label].setText(decode_value(data, size, code, little) if data else "")
