@@ -33,6 +33,10 @@ def _decode_tensor(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None
         from . import tt
 
         tt.tt_cores(tf, tensor)
+    elif tensor.layout == "zt.mx/1":
+        from .formats.zt_v2.mx import mx_dense
+
+        mx_dense(tf, tensor, cancelled=cancelled)
     else:
         reason = tensor.extra_value("structural") or f"layout {tensor.layout!r} is not decoded by ztviewer"
         raise UnsupportedLayout(reason, tensor=tensor.name)

@@ -447,6 +447,14 @@ def to_dense(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw) ->
         from . import tt
 
         return tt.reconstruct(tt.tt_cores(tf, tensor), limit=decode_limit() // DTYPES[tensor.dtype].itemsize)
+    if tensor.layout == "zt.mx/1":
+        from .formats.zt_v2.mx import mx_dense
+
+        return mx_dense(tf, tensor, **kw)
+    reason = tensor.extra_value("structural")
+    if reason:
+        raise UnsupportedLayout(reason, rule="layouts ztviewer decodes: dense, sparse, tensor train, zt.mx/1",
+                                tensor=tensor.name)
     raise UnsupportedLayout(f"layout {tensor.layout!r} can be shown structurally but not decoded",
                             rule="supported layouts: dense, sparse_csr, sparse_coo, tensor_train",
                             tensor=tensor.name)

@@ -205,6 +205,8 @@ def _mx(tensor: Tensor) -> list[tuple[str, str | None, str]]:
 def _quant_group(tensor: Tensor) -> list[tuple[str, str | None, str]]:
     from .quant import check_quant_group
 
+    tensor.extra["structural"] = ("zt.quant_group/1 is checked but not decoded by ztviewer: the profile does not "
+                                  "state the order of the scales across groups and lanes")
     return check_quant_group(tensor)
 
 
