@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Iterable
 from itertools import repeat
 from operator import le, mod
 
@@ -19,7 +20,7 @@ from .schema import ShardEntry
 Owner = tuple[Tensor, str] | None  # (tensor, part name); None: the manifest blob
 
 
-def part_refs(tensors: list[Tensor]) -> list[tuple[Tensor, str, int, int, str | None]]:
+def part_refs(tensors: Iterable[Tensor]) -> list[tuple[Tensor, str, int, int, str | None]]:
     """``(tensor, part, offset, length, shard)`` of every part, without building deferred components."""
     refs: list[tuple[Tensor, str, int, int, str | None]] = []
     for tensor in tensors:
