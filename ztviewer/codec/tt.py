@@ -44,6 +44,10 @@ def tt_cores(tf: TensorFile, tensor: Tensor) -> list[np.ndarray]:
             raise TensorTrainError(f"{role} is {size} bytes, which does not hold a core of shape {shape} of "
                                    f"{tensor.dtype}", tensor=tensor.name, component=role, offset=component.offset)
         data = component_bytes(tf, tensor, component)  # a view of the map when raw, else decoded (zstd)
+        if len(data) != math.prod(shape) * info.itemsize:
+            raise TensorTrainError(f"{role} decodes to {len(data)} bytes, which does not hold a core of shape "
+                                   f"{shape} of {tensor.dtype}", tensor=tensor.name, component=role,
+                                   offset=component.offset)
         cores.append(np.frombuffer(data, dtype=info.storage_dtype).reshape(shape))
     check_cores(cores)
     return cores
