@@ -10,8 +10,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hostile_values import (
+    BIG,
+    CASES,
+    ESCAPE_NAME,
+    cbor_map,
+    enc,
+    suffix,
+    tt_wide_middle,
+    v01_entry,
+    v01_file,
+    v10_dense,
+    v10_file,
+)
 
-from hostile_values import BIG, CASES, ESCAPE_NAME, suffix, tt_wide_middle
 from ztviewer.cli import main
 from ztviewer.codec import registry, tt
 from ztviewer.codec.check import check_file
@@ -55,19 +67,19 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 @pytest.mark.parametrize("name", [n for n in CASES if n != "blz_tt_wide_middle"])
 def test_every_command_is_clean(name, tmp_path, capsys):
     path = write(tmp_path, name)
-    code, out, err = run(capsys, "info", str(path))
+    _, out, err = run(capsys, "info", str(path))
     assert_printable(out + err)
-    code, out, err = run(capsys, "info", "--json", "--hash", str(path))
+    _, out, err = run(capsys, "info", "--json", "--hash", str(path))
     assert_printable(err)
     doc = json.loads(out)
     out.encode("utf-8")  # no lone surrogate left raw
     assert not any(0x7F <= ord(c) <= 0x9F for c in out)
-    code, out, err = run(capsys, "check", str(path))
+    _, out, err = run(capsys, "check", str(path))
     assert_printable(out + err)
     run(capsys, "convert", str(path), str(tmp_path / "out.zt"))
     for tensor in doc["tensors"][:1]:
         if "\0" not in tensor["name"]:
-            code, out, err = run(capsys, "export", str(path), tensor["name"], "-o", str(tmp_path / "x.npy"))
+            _, out, err = run(capsys, "export", str(path), tensor["name"], "-o", str(tmp_path / "x.npy"))
             assert_printable(out + err)
 
 
@@ -159,7 +171,8 @@ print("RESULT", code, hwm)
 
 
 def peak_kib(*argv: str) -> tuple[int, int]:
-    proc = subprocess.run([sys.executable, "-c", _PEAK, *argv], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", _PEAK, *argv], capture_output=True, text=True, timeout=120,
+                          check=False)
     assert "Traceback" not in proc.stderr, proc.stderr
     line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT"))
     _, code, hwm = line.split()
@@ -330,3 +343,41 @@ def test_partial_overlap_is_still_an_error():
                                                                                           size=enc(12), shape=enc([3]))]),
                                                 path="p.zt"))
     assert tf.has_errors and any("overlaps" in p.message for p in tf.all_problems())
+
+
+# ------------------------------------------------------------------------------------ element counts past 4,300 digits
+
+U64 = (1 << 64) - 1
+
+
+@pytest.mark.parametrize("data, name", [
+    (lambda: v10_file(cbor_map([(enc("t"), v10_dense(shape=enc([U64] * 300)))])), "x.zt"),
+    (lambda: v01_file([v01_entry(enc("a"), shape=enc([U64] * 300))]), "y.zt"),
+])
+def test_shapes_whose_element_count_overflows_are_errors(data, name, tmp_path, capsys):
+    tf = registry.read_source(Source.from_bytes(data(), path=name))
+    (problem,) = [p for p in tf.all_problems() if p.rule == "the element count fits in 64 bits"]
+    assert "<19,200-bit integer> elements" in problem.message
+    path = tmp_path / name
+    path.write_bytes(data())
+    assert run(capsys, "check", str(path))[0] == 1
+
+
+def test_properties_panel_copes_with_huge_counts_and_hostile_names():
+    from hostile_values import blz_file
+
+    from ztviewer.session.properties import file_props, tensor_props
+
+    def flat(props):
+        for p in props:
+            yield p.key, p.value
+            yield from flat(p.children)
+
+    tf = registry.read_source(Source.from_bytes(blz_file([U64] * 255, [1] * 256, b""), path="x.blz"))
+    shown = dict(flat(tensor_props(tf.tensors[0], None, tf.size)))
+    assert shown["element count"] == "<16,320-bit integer>" and shown["compression ratio"] == "> 10³⁰⁸×"
+    assert dict(flat(file_props(open_case("zt10_bignum_attribute"), None)))["big"] == "<16,610-bit integer>"
+    escapes = open_case("zt10_name_escapes")
+    shown = dict(flat(tensor_props(escapes.tensors[0], None, escapes.size)))
+    assert shown["name"] == printable(ESCAPE_NAME) and "\x1b" not in shown["name"]
+    assert dict(flat(file_props(escapes, None)))["k\x1b[2J"] == "v\\x1b[31m"

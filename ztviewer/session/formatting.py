@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ztviewer.codec.text import int_text, is_huge_int, printable, value_text
+
 _UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
 _DIGITS = re.compile(r"(\d+)")
 
@@ -13,6 +15,8 @@ def human_bytes(n: int | None) -> str:
         return "?"
     if n < 1024:
         return f"{n} B" if n != 1 else "1 B"
+    if n.bit_length() > 1000:  # past what a float holds
+        return f"{int_text(n)} B"
     value = float(n)
     for unit in _UNITS[1:]:
         value /= 1024
@@ -22,7 +26,12 @@ def human_bytes(n: int | None) -> str:
 
 
 def exact_bytes(n: int) -> str:
-    return f"{n:,} bytes" + (f" ({human_bytes(n)})" if n >= 1024 else "")
+    return f"{count_text(n)} bytes" + (f" ({human_bytes(n)})" if n >= 1024 else "")
+
+
+def count_text(n: int) -> str:
+    """``1,234,567``; an integer too long for decimal text by its size (shapes of hundreds of huge axes)."""
+    return int_text(n) if is_huge_int(n) else f"{n:,}"
 
 
 def shape_text(shape: tuple[int, ...] | list[int] | None) -> str:
@@ -56,11 +65,10 @@ def alignment_of(offset: int, cap: int = 1 << 20) -> int:
 
 
 def short_value(value: Any, limit: int = 200) -> str:
-    """A one-line rendering of a manifest/attribute value for tables."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        text = data[:32].hex(" ") + (" …" if len(data) > 32 else "")
-        return f"<{len(data)} bytes> {text}"
-    text = value if isinstance(value, str) else repr(value)
-    text = text.replace("\n", " ")
+    """A one-line rendering of a manifest/attribute value for tables: strings as they are (control characters
+    and lone surrogates escaped), anything else by :func:`ztviewer.codec.text.value_text` (huge integers by
+    their size, bytes as hex, containers shortened)."""
+    if not isinstance(value, str):
+        return value_text(value, limit)
+    text = printable(value.replace("\n", " "))
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -8,9 +8,17 @@ from typing import Any
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.formats.zt_v2 import content_digest, object_content_digest
+from ztviewer.codec.text import printable
 
 from .file_layout import FileLayout
-from .formatting import alignment_of, byte_range, exact_bytes, shape_text, short_value
+from .formatting import (
+    alignment_of,
+    byte_range,
+    count_text,
+    exact_bytes,
+    shape_text,
+    short_value,
+)
 from .tree_nodes import TensorGroup
 from .zt_v2_facts import generation_rows, is_v2, seek_table_length
 
@@ -45,7 +53,10 @@ def value_props(key: str, value: Any) -> Prop:
 def _ratio(numerator: int | None, denominator: int) -> str:
     if numerator is None or denominator <= 0:
         return "—"
-    return f"{numerator / denominator:.3f}×"
+    try:
+        return f"{numerator / denominator:.3f}×"
+    except OverflowError:  # a dense size of thousands of digits
+        return "> 10³⁰⁸×"
 
 
 def _problems(problems) -> list[Prop]:
@@ -115,7 +126,7 @@ def component_derived(component: Component, layout: FileLayout | None, file_size
 
 
 def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int, tf: TensorFile | None = None) -> list[Prop]:
-    manifest = [Prop("name", tensor.name), Prop("index", str(tensor.index)), Prop("dtype", tensor.dtype),
+    manifest = [Prop("name", printable(tensor.name)), Prop("index", str(tensor.index)), Prop("dtype", tensor.dtype),
                 Prop("shape", f"{shape_text(tensor.shape)}  {list(tensor.shape)}"), Prop("layout", tensor.layout)]
     if tensor.layout_spelling and tensor.layout_spelling != tensor.layout:
         manifest.append(Prop("layout as written", tensor.layout_spelling))
@@ -126,7 +137,7 @@ def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int, tf: 
                          [Prop(role, f"{c.encoding} {byte_range(c.offset, c.length)}", component_fields(c))
                           for role, c in tensor.components.items()]))
     dense = tensor.dense_nbytes
-    derived = [Prop("element count", f"{tensor.numel:,}" if all(d >= 0 for d in tensor.shape) else "—"),
+    derived = [Prop("element count", count_text(tensor.numel) if all(d >= 0 for d in tensor.shape) else "—"),
                Prop("dense bytes", exact_bytes(dense) if dense is not None else "unknown dtype"),
                Prop("stored bytes", exact_bytes(tensor.stored_nbytes)),
                Prop("compression ratio", _ratio(dense, tensor.stored_nbytes))]

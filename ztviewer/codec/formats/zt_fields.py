@@ -202,10 +202,16 @@ def check_sizes(tensor: Tensor) -> None:
         return
     layout = tensor.layout
     components = tensor.components
+    numel = math.prod(tensor.shape)
+    if numel > U64_MAX:
+        tensor.problems.append(error(
+            f"shape {value_text(list(tensor.shape), 80)} has {value_text(numel)} elements, more than an unsigned "
+            "64-bit count can hold", tensor=tensor.name, rule="the element count fits in 64 bits"))
+        return
     if layout == "dense":
         data = components.get("data")
         if data is not None:
-            _expect_length(tensor, data, math.prod(tensor.shape) * info.itemsize, "numel × itemsize")
+            _expect_length(tensor, data, numel * info.itemsize, "numel × itemsize")
     elif layout in SPARSE_ROLES:
         _check_sparse_sizes(tensor, info.itemsize)
 
