@@ -7,6 +7,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QStyle, QToolBar
 
+from .copy_code import CopyCodeMenu
+
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
@@ -67,10 +69,14 @@ class WindowActions:
                                   "The append generations of a zTensor v2 file; open an earlier one read-only")
         self.next_tab = action("Next File", lambda: w.cycle_tab(1), QKeySequence.StandardKey.NextChild)
         self.previous_tab = action("Previous File", lambda: w.cycle_tab(-1), QKeySequence.StandardKey.PreviousChild)
+        self.copy_code = action("Copy Tensor as &Code", self._copy_code, "Ctrl+Alt+C", None,
+                                "Copy Python that loads the current tensor (its format's library, else "
+                                "ztviewer.codec) for pasting into a notebook")
         self.about = action("&About ztviewer", w.show_about)
         self.about.setMenuRole(QAction.MenuRole.AboutRole)
         self.file_actions = [self.reload, self.close, self.find, self.goto, self.group, self.manifest_order,
-                             self.verify_all, self.verify_selection, self.check_file, self.next_tab, self.previous_tab]
+                             self.verify_all, self.verify_selection, self.check_file, self.next_tab, self.previous_tab,
+                             self.copy_code]
 
     def build_menus(self) -> None:
         w = self.window
@@ -87,6 +93,10 @@ class WindowActions:
         edit_menu = bar.addMenu("&Edit")
         edit_menu.addAction(self.find)
         edit_menu.addAction(self.goto)
+        edit_menu.addSeparator()
+        self.copy_code_menu = CopyCodeMenu(self._code_target, lambda text: w.statusBar().showMessage(text, 8000), w)
+        edit_menu.addAction(self.copy_code)
+        edit_menu.addMenu(self.copy_code_menu)
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.group)
         view_menu.addAction(self.manifest_order)
@@ -105,6 +115,14 @@ class WindowActions:
         tools_menu.addAction(self.cancel_verify)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.about)
+
+    def _code_target(self):
+        view = self.window.current_view()
+        tensor = view.current_tensor() if view is not None else None
+        return None if tensor is None else (view.tensor_file, tensor)
+
+    def _copy_code(self) -> None:
+        self.copy_code_menu.copy_first()
 
     def toolbar(self) -> QToolBar:
         existing = self.window.findChild(QToolBar, "mainToolBar")
