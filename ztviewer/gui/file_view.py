@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QThreadPool, QTimer, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QSplitter,
-                               QStyledItemDelegate, QToolButton, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QSplitter,
+                               QToolButton, QTreeView, QVBoxLayout, QWidget)
 
 from ztviewer.codec import Component, Problem, Region, Tensor, TensorFile
 from ztviewer.session import properties
@@ -15,26 +15,17 @@ from .check_controller import CheckController
 from .inspect_tab import add_inspect_tab
 from .models.filter_switch import FilterSwitch
 from .models.problems_model import ProblemsModel
-from .models.tensor_tree import Column, TensorTreeModel, TreeRole
+from .models.tensor_tree import TensorTreeModel, TreeRole
 from .models.tree_proxy import TensorFilterProxy
+from .tree_columns import TreeColumns
 from .verify_controller import VerifyController
 from .views.decoded_bytes import DecodedBytes
 from .views.file_map import FileMap
 from .views.hex_view import HexView
 from .views.verify_progress import VerifyProgress
 
-COLUMN_WIDTHS = {Column.NAME: 216, Column.DTYPE: 72, Column.SHAPE: 92, Column.LAYOUT: 68, Column.STORED: 68,
-                 Column.ENCODING: 54, Column.OFFSET: 80, Column.DIGEST: 88}
 AUTO_GROUP_TENSORS = 20_000     # files with more tensors open grouped by name prefix
 EXPAND_MATCHES = 200            # expand groups to show matches when a filter leaves at most this many
-
-
-class NameElideDelegate(QStyledItemDelegate):
-    """Elides long dotted names at the start (``…layers.2.mlp.down_proj.weight``): the end says the most."""
-
-    def initStyleOption(self, option, index) -> None:
-        super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideLeft
 
 
 class FileView(QWidget):
@@ -94,20 +85,14 @@ class FileView(QWidget):
         self.tree.setObjectName("tensorTree")
         self.filter_switch = FilterSwitch(self.tree, self.tree_model, self.proxy, self._on_current_changed)
         self.tree.setUniformRowHeights(True)
-        self.tree.setItemDelegateForColumn(Column.NAME, NameElideDelegate(self.tree))
+        self.tree.setIndentation(self.tree.fontMetrics().averageCharWidth() * 2)
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.tree.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.tree.setSortingEnabled(True)
-        header = self.tree.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in COLUMN_WIDTHS.items():
-            self.tree.setColumnWidth(column, width)
-        if self.tensor_file.format == "zt-v2":       # room for "zt.zstd-seekable/1"
-            self.tree.setColumnWidth(Column.ENCODING, self.tree.fontMetrics().horizontalAdvance("zt.zstd-seekable/1 "))
+        self.columns = TreeColumns(self.tree)
 
         self.hex_view = HexView()
         self.file_map = FileMap()
@@ -153,6 +138,7 @@ class FileView(QWidget):
             total = sum(self.splitter.sizes())
             hex_width = min(self.hex_view.sizeHint().width(), total // 2)
             self.splitter.setSizes([total - hex_width, hex_width])
+            self.columns.fit()
 
     # -- selection -------------------------------------------------------------------------------------------
     def to_source(self, index: QModelIndex) -> QModelIndex:

@@ -131,8 +131,9 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if self._default_dock_sizes:     # docks can only be sized once the window has its real size
             self._default_dock_sizes = False
-            self.resizeDocks([self.properties_dock], [320], Qt.Orientation.Horizontal)
-            bottom = max(400, self.width() - 340)
+            side = 320 if self.width() >= 1500 else 260     # a narrow window keeps more for the tree
+            self.resizeDocks([self.properties_dock], [side], Qt.Orientation.Horizontal)
+            bottom = max(400, self.width() - side - 20)
             self.resizeDocks([self.problems_dock, self.inspector_dock], [bottom - min(480, bottom // 2),
                                                                          min(480, bottom // 2)], Qt.Orientation.Horizontal)
             self.resizeDocks([self.problems_dock], [200], Qt.Orientation.Vertical)

@@ -2,9 +2,21 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from ..models.problems_model import PROBLEM_ROLE, SORT_ROLE, ProblemColumn, ProblemsModel
+from ..models.problems_model import (
+    PROBLEM_ROLE,
+    SORT_ROLE,
+    ProblemColumn,
+    ProblemsModel,
+)
 
 
 class ProblemsPanel(QWidget):
@@ -48,12 +60,16 @@ class ProblemsPanel(QWidget):
         self._update_summary()
 
     def _size_columns(self) -> None:
+        """Fixed columns in average characters of the table's font (so they scale with it); Message takes the rest."""
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
-        for column, width in ((ProblemColumn.SEVERITY, 84), (ProblemColumn.WHERE, 170), (ProblemColumn.OFFSET, 64),
-                              (ProblemColumn.RULE, 190)):
+        char = self.table.fontMetrics().averageCharWidth()
+        icon = self.table.style().pixelMetric(self.table.style().PixelMetric.PM_SmallIconSize)
+        for column, chars in ((ProblemColumn.SEVERITY, 8), (ProblemColumn.WHERE, 18), (ProblemColumn.OFFSET, 8),
+                              (ProblemColumn.RULE, 20)):
             if column < header.count():
-                self.table.setColumnWidth(column, width)
+                extra = icon + 8 if column == ProblemColumn.SEVERITY else 8
+                self.table.setColumnWidth(column, max(header.sectionSizeHint(column), chars * char + extra))
         if ProblemColumn.MESSAGE < header.count():
             header.setSectionResizeMode(ProblemColumn.MESSAGE, QHeaderView.ResizeMode.Stretch)
 

@@ -1,0 +1,93 @@
+"""Run in a child process (the scale factor is read when QApplication is created):
+
+    QT_SCALE_FACTOR=1.5 python layout_probe.py WORKDIR
+
+opens a transformer-shaped checkpoint in a 1280×800 main window on an offscreen screen and prints, as JSON,
+what a user would see of each checked widget (see test_layout_scaling.py)."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+work = Path(sys.argv[1])
+(work / "screen.json").write_text(json.dumps({"screens": [{"name": "s", "x": 0, "y": 0, "width": 2880, "height": 1800,
+                                                          "logicalDpi": 96, "logicalBpp": 32, "dpr": 1}]}))
+os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={work / 'screen.json'}"
+
+import numpy as np
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
+
+import ztviewer.gui  # noqa: F401
+from ztviewer.codec.writers.arrays import save_arrays
+from ztviewer.gui.main_window import MainWindow
+from ztviewer.gui.models.tree_roles import Column
+from ztviewer.gui.tree_columns import IMPORTANT
+
+LONG_NAME = "model.layers.1.self_attn.q_proj.weight"
+
+
+def checkpoint(path: Path) -> Path:
+    rng = np.random.default_rng(1)
+    arrays = {"model.embed_tokens.weight": rng.standard_normal((320, 64)).astype(np.float32)}
+    for i in range(3):
+        for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            arrays[f"model.layers.{i}.self_attn.{proj}.weight"] = rng.standard_normal((64, 64)).astype(np.float16)
+        arrays[f"model.layers.{i}.mlp.down_proj.weight"] = rng.standard_normal((64, 172)).astype(np.float16)
+    save_arrays(path, arrays, "zt", digest="crc32c")
+    return path
+
+
+def pump(app: QApplication, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+
+
+def tree_facts(view) -> dict:
+    tree, header = view.tree, view.tree.header()
+    model = tree.model()
+    root = model.index(0, 0)
+    rows = [model.index(r, 0, root) for r in range(model.rowCount(root))]
+    metrics = tree.fontMetrics()
+    columns = {}
+    for column in Column:
+        texts = [str(model.index(r.row(), column, root).data() or "") for r in rows]
+        columns[column.name] = {
+            "left": header.sectionViewportPosition(column), "width": header.sectionSize(column),
+            "header_hint": header.sectionSizeHint(column),
+            "widest_text": max(metrics.horizontalAdvance(t) for t in texts),
+        }
+    index = next(i for i in rows if i.data() == LONG_NAME)
+    option = QStyleOptionViewItem()
+    option.initFrom(tree)
+    option.rect = tree.visualRect(index)
+    delegate = tree.itemDelegateForColumn(Column.NAME)
+    delegate.initStyleOption(option, index)
+    return {"viewport": tree.viewport().width(), "columns": columns, "important": [c.name for c in IMPORTANT],
+            "shown_name": option.text, "name_room": option.rect.width(),
+            "shown_name_width": metrics.horizontalAdvance(option.text)}
+
+
+def main() -> None:
+    app = QApplication(["probe"])
+    window = MainWindow(settings=QSettings(str(work / "s.ini"), QSettings.Format.IniFormat))
+    window.resize(1280, 800)
+    window.show()
+    path = str(checkpoint(work / "model.zt"))
+    window.open_path(path)
+    end = time.monotonic() + 20
+    while window.view_for(path) is None and time.monotonic() < end:
+        app.processEvents()
+    pump(app, 0.5)
+    view = window.view_for(path)
+    facts = {"scale": os.environ.get("QT_SCALE_FACTOR", "1"), "window": [window.width(), window.height()],
+             "tree": tree_facts(view)}
+    print(json.dumps(facts))
+    window.close()
+
+
+main()

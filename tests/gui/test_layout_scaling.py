@@ -1,0 +1,50 @@
+"""What fits at 1280×800 logical pixels at 100 %, 150 % and 200 % (each scale in its own process: Qt reads
+QT_SCALE_FACTOR when the application starts)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBE = Path(__file__).with_name("layout_probe.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", params=["1.0", "1.5", "2.0"])
+def facts(request, tmp_path_factory) -> dict:
+    work = tmp_path_factory.mktemp(f"layout{request.param}")
+    env = dict(os.environ, QT_SCALE_FACTOR=request.param, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, str(PROBE), str(work)], capture_output=True, text=True, env=env, check=False,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_window_is_1280_by_800(facts):
+    assert facts["window"] == [1280, 800]
+
+
+def test_important_tree_columns_are_on_screen(facts):
+    tree = facts["tree"]
+    for name in tree["important"]:
+        column = tree["columns"][name]
+        assert 0 <= column["left"] and column["left"] + column["width"] <= tree["viewport"], (name, tree)
+
+
+def test_tree_headers_and_cells_are_not_cut(facts):
+    for name, column in facts["tree"]["columns"].items():
+        assert column["width"] >= column["header_hint"], name
+        if name != "NAME":
+            assert column["width"] >= column["widest_text"] + 4, name
+
+
+def test_long_names_keep_their_layer_number_and_tail(facts):
+    tree = facts["tree"]
+    shown = tree["shown_name"]
+    assert shown.endswith("q_proj.weight") and ".1." in shown.replace("…", ".") or shown == "model.layers.1.self_attn.q_proj.weight"
+    assert "1" in shown and tree["shown_name_width"] <= tree["name_room"]
+    assert tree["columns"]["NAME"]["width"] >= 0.3 * tree["viewport"]

@@ -1,0 +1,28 @@
+from ztviewer.session.name_elide import elide_dotted
+
+NAME = "model.layers.12.self_attn.q_proj.weight"
+
+
+def fits_in(chars: int):
+    return lambda text: len(text) <= chars
+
+
+def test_names_that_fit_are_kept_whole():
+    assert elide_dotted(NAME, fits_in(len(NAME))) == NAME
+
+
+def test_leading_words_go_first_and_the_layer_index_stays():
+    assert elide_dotted(NAME, fits_in(len(NAME) - 1)) == "…layers.12.self_attn.q_proj.weight"
+    assert elide_dotted(NAME, fits_in(26)) == "…layers.12…q_proj.weight"
+    assert elide_dotted(NAME, fits_in(18)) == "…12…q_proj.weight"
+
+
+def test_the_tail_is_all_that_is_left_when_nothing_fits():
+    assert elide_dotted(NAME, fits_in(3)) == "…q_proj.weight"
+    assert elide_dotted("a.b", fits_in(1)) == "a.b"
+
+
+def test_twins_differing_only_in_the_middle_stay_apart():
+    left = elide_dotted("model.layers.3.mlp.experts.7.down_proj.weight", fits_in(24))
+    right = elide_dotted("model.layers.3.mlp.experts.8.down_proj.weight", fits_in(24))
+    assert left != right and "7" in left and "8" in right

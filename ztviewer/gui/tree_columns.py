@@ -1,0 +1,105 @@
+"""The tensor tree's columns: names shortened in the middle by dotted segments, every column as wide as its
+header and content, the important ones first so that they are on screen in a narrow window."""
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeView,
+)
+
+from ztviewer.session.name_elide import elide_dotted
+
+from .models.tree_roles import Column
+
+#: visual order: what a user compares first (name, type, shape, size, digest), then the storage details
+VISUAL_ORDER = (Column.NAME, Column.DTYPE, Column.SHAPE, Column.STORED, Column.DIGEST, Column.LAYOUT,
+                Column.ENCODING, Column.OFFSET)
+IMPORTANT = (Column.NAME, Column.DTYPE, Column.SHAPE, Column.STORED, Column.DIGEST)
+NAME_MIN_CHARS = 22          # the name column keeps at least this many average characters
+SAMPLE_ROWS = 400            # rows measured to size a column (the model is lazy; 100,000 rows are not read)
+
+
+class NameElideDelegate(QStyledItemDelegate):
+    """Shortens long dotted names by whole segments (``…layers.12…q_proj.weight``), then in the middle."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
+        text = option.text
+        if not text or "." not in text:
+            return
+        style = option.widget.style() if option.widget is not None else None
+        margin = 2 * ((style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, option.widget) + 1)
+                      if style is not None else 3)
+        room = option.rect.width() - margin
+        if option.features & QStyleOptionViewItem.ViewItemFeature.HasDecoration:
+            room -= option.decorationSize.width() + margin
+        metrics = option.fontMetrics
+        option.text = elide_dotted(text, lambda candidate: metrics.horizontalAdvance(candidate) <= room)
+
+
+class TreeColumns(QObject):
+    """Arranges and sizes the columns of ``tree`` (call :meth:`fit` once rows are there); then keeps the name
+    column filling the room the other important columns leave, until the user resizes a column."""
+
+    def __init__(self, tree: QTreeView) -> None:
+        super().__init__(tree)
+        self.tree = tree
+        self.user_sized = False
+        self._fitting = False
+        header = tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setTextElideMode(Qt.TextElideMode.ElideRight)
+        for visual, column in enumerate(VISUAL_ORDER):
+            header.moveSection(header.visualIndex(column), visual)
+        tree.setItemDelegateForColumn(Column.NAME, NameElideDelegate(tree))
+        header.sectionResized.connect(self._on_section_resized)
+        tree.viewport().installEventFilter(self)
+
+    def content_width(self, column: int) -> int:
+        """Width that shows the header label (with its sort arrow) and the measured rows of ``column``."""
+        header = self.tree.header()
+        return max(header.sectionSizeHint(column), self.tree.sizeHintForColumn(column))
+
+    def fit(self) -> None:
+        header = self.tree.header()
+        self._fitting = True
+        try:
+            header.setResizeContentsPrecision(SAMPLE_ROWS)
+            for column in Column:
+                if column != Column.NAME:
+                    header.resizeSection(column, self.content_width(column))
+            self._fill_name()
+        finally:
+            self._fitting = False
+        self.user_sized = False
+
+    def name_width(self) -> int:
+        """The name column: the room the other important columns leave, at least ``NAME_MIN_CHARS`` wide and no
+        wider than its content."""
+        header = self.tree.header()
+        others = sum(header.sectionSize(c) for c in IMPORTANT if c != Column.NAME)
+        room = self.tree.viewport().width() - others
+        least = self.tree.fontMetrics().averageCharWidth() * NAME_MIN_CHARS
+        return max(least, min(room, max(self.content_width(Column.NAME), least)))
+
+    def _fill_name(self) -> None:
+        self.tree.header().resizeSection(Column.NAME, self.name_width())
+
+    def _on_section_resized(self, *args) -> None:
+        if not self._fitting:
+            self.user_sized = True
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and not self.user_sized:
+            self._fitting = True
+            try:
+                self._fill_name()
+            finally:
+                self._fitting = False
+        return False
