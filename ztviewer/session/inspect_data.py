@@ -17,8 +17,13 @@ import numpy as np
 from ztviewer.analysis.slicing import BIT_DTYPES, plane
 from ztviewer.analysis.tt_view import TTPlane
 from ztviewer.codec import decode
-from ztviewer.codec.dtypes import DTYPES
-from ztviewer.codec.errors import Cancelled, CodecError, DecodeError, DecodeLimitExceeded
+from ztviewer.codec.dtypes import DTYPES, PACKED_NIBBLES, unpack_nibbles
+from ztviewer.codec.errors import (
+    Cancelled,
+    CodecError,
+    DecodeError,
+    DecodeLimitExceeded,
+)
 from ztviewer.codec.model import Tensor, TensorFile
 
 from .decode_cache import DecodedCache, owned_bytes
@@ -168,6 +173,8 @@ def load_dense(tf: TensorFile, tensor: Tensor, dtype_name: str | None = None, *,
 
 
 def _shaped(bits: np.ndarray, tensor: Tensor) -> np.ndarray:
+    if tensor.dtype in PACKED_NIBBLES and bits.size == (tensor.numel + 1) // 2:   # float4: two codes a byte
+        bits = unpack_nibbles(bits, tensor.numel)
     if bits.size != tensor.numel:
         raise DecodeError(f"{bits.size} elements stored, shape {list(tensor.shape)} needs {tensor.numel}",
                           rule="length = product(shape) × dtype size", tensor=tensor.name, component="data")

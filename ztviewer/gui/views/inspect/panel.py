@@ -16,6 +16,7 @@ from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import Component, Problem, Tensor, TensorFile
 from ztviewer.session.decode_cache import DecodedCache, shared_cache
 from ztviewer.session.formatting import human_bytes, shape_text
+from ztviewer.session.structural import structural_note
 from ztviewer.session.inspect_data import (describe_error, expected_nbytes, load_dense, load_sparse, load_tt,
                                            presentations, view_kind)
 
@@ -137,9 +138,7 @@ class InspectPanel(QWidget):
                 self.tt.set_data(load_tt(tf, tensor), tensor.name)
                 self.stack.setCurrentWidget(self.tt)
             else:
-                self.show_note(f"<b>{tensor.name}</b> has the layout <b>{tensor.layout_spelling or tensor.layout}</b>, "
-                               "which ztviewer shows structurally only (see its components in the tree and the "
-                               "hex view); its values cannot be decoded.")
+                self.show_note(structural_note(tensor))
         except Exception as exc:  # a damaged tensor: say why, never a traceback
             if isinstance(exc, CodecError):
                 self._report_problem(exc.to_problem())
