@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QTimer, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QPen
+from PySide6.QtWidgets import QGraphicsRectItem
 
 from . import levels as lv
 
@@ -21,7 +22,7 @@ SETTLE_MS = 150
 class IndexAxis(pg.AxisItem):
     """An axis of element indices: ticks only at whole numbers."""
 
-    def tickSpacing(self, minVal, maxVal, size):  # noqa: N802 - pyqtgraph override
+    def tickSpacing(self, minVal, maxVal, size):
         levels = [(spacing, offset) for spacing, offset in super().tickSpacing(minVal, maxVal, size) if spacing >= 1]
         return levels or [(1.0, 0.0)]
 
@@ -77,7 +78,15 @@ class ImagePlot(pg.GraphicsLayoutWidget):
         self.base = pg.ImageItem(axisOrder="row-major")
         self.detail = pg.ImageItem(axisOrder="row-major")
         self.detail.setZValue(1)
+        # Under the detail layer, over the base: the detail's empty (NaN) pixels must show nothing, not the
+        # coarser base image through them (that drew density where there is none).
+        self.backdrop = QGraphicsRectItem()
+        self.backdrop.setPen(QPen(Qt.PenStyle.NoPen))
+        self.backdrop.setBrush(bg)
+        self.backdrop.setZValue(0.5)
+        self.backdrop.setVisible(False)
         self.plot.addItem(self.base)
+        self.plot.addItem(self.backdrop)
         self.plot.addItem(self.detail)
         self.shape = (0, 0)
         self._levels = (0.0, 1.0)
@@ -125,10 +134,14 @@ class ImagePlot(pg.GraphicsLayoutWidget):
         layer.setImage(data, autoLevels=False, levels=self._levels)
         layer.setRect(QRectF(c0 - 0.5, r0 - 0.5, c1 - c0, r1 - r0))
         layer.setVisible(True)
+        if layer is self.detail:
+            self.backdrop.setRect(QRectF(c0 - 0.5, r0 - 0.5, c1 - c0, r1 - r0))
+            self.backdrop.setVisible(True)
 
     def clear_detail(self) -> None:
         self.detail.clear()
         self.detail.setVisible(False)
+        self.backdrop.setVisible(False)
 
     # -- appearance ----------------------------------------------------------------------------------------
     def set_colormap(self, name: str) -> None:
