@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 #: calls some platforms lack; ``ztviewer.codec.portable`` must work without every one of them.
-POSIX_ONLY = ("pread", "pwrite", "copy_file_range", "sendfile", "splice", "posix_fadvise", "posix_fallocate")
+POSIX_ONLY = ("pread", "preadv", "pwrite", "copy_file_range", "sendfile", "splice", "posix_fadvise", "posix_fallocate")
 ENV = "ZTVIEWER_TEST_NO_POSIX"
 _SHUTIL_FLAGS = ("_USE_CP_SENDFILE", "_USE_CP_COPY_FILE_RANGE")
 

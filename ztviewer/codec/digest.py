@@ -1,20 +1,24 @@
 """Digests over stored bytes: parsing, streaming computation with progress and cancel, verification.
 
-Hashing runs over the memory map in chunks. ``crc32c`` (hardware) and ``hashlib.sha256`` both release the
-GIL on large buffers, so a worker thread verifying a file leaves the GUI thread free.
+Stored bytes are read ahead by a reader thread into a small ring of reused buffers (:mod:`.readahead`) while the
+previous chunk is hashed: ``crc32c`` (hardware), ``hashlib.sha256`` and ``xxhash`` release the GIL on large
+buffers, so reading a cold file overlaps with hashing, the resident size stays at the ring whatever the file
+size, and a worker thread verifying a file leaves the GUI thread free.
 """
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import crc32c as _crc32c
 import xxhash
 
-from .errors import Cancelled, DigestError, DigestMismatch
+from .errors import DigestError, DigestMismatch
 from .model import Component, Tensor, TensorFile
+from .readahead import read_ahead
 from .source import Source
 
 CHUNK = 8 << 20
@@ -82,22 +86,14 @@ class _Hasher:
         return Digest("crc32c", f"0x{self._crc:08X}")
 
 
-def iter_chunks(source: Source, offset: int, length: int, chunk: int = CHUNK) -> Iterator[memoryview]:
-    source.check_range(offset, length, "digest range")
-    for start in range(offset, offset + length, chunk):
-        yield source.view(start, min(chunk, offset + length - start))
-
-
 def compute(
     source: Source, offset: int, length: int, algorithm: str,
-    progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None, chunk: int = CHUNK,
+    progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,
 ) -> Digest:
     """Digest of ``length`` stored bytes at ``offset``. ``progress`` gets the byte count of each chunk done;
     ``cancelled`` is polled between chunks and raises :class:`Cancelled` when it returns true."""
     hasher = _Hasher(algorithm)
-    for part in iter_chunks(source, offset, length, chunk):
-        if cancelled is not None and cancelled():
-            raise Cancelled()
+    for part in read_ahead(source, offset, length, cancelled=cancelled):
         hasher.update(part)
         if progress is not None:
             progress(len(part))

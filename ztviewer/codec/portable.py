@@ -4,7 +4,10 @@ Every function here looks the optional call up when it is called (``getattr(os, 
 ``import fcntl``) and falls back to something every platform has when it is missing, so the choice is made by
 feature test, never by platform name, and a test that removes the calls exercises the fallbacks for real.
 
-- :func:`pread`: ``os.pread`` (Unix), else ``lseek`` + ``read`` under the caller's lock.
+- :func:`pread`: ``os.pread`` (Unix), else ``lseek`` + ``read`` under the caller's lock; :func:`pread_into` the
+  same into a caller's buffer (``os.preadv``).
+- :func:`resident_fraction`: ``mincore(2)`` through ctypes (Linux), ``None`` elsewhere.
+- :func:`advise`: ``os.posix_fadvise`` (read-ahead hints, dropping cached pages), a no-op where it is missing.
 - :func:`copy_file_range`, :func:`sendfile`, :func:`splice`: the kernel copy calls, ``None`` when absent;
   the writer then copies through the source's memory map.
 - :func:`enlarge_pipe`: ``fcntl(F_SETPIPE_SZ)`` where ``fcntl`` exists (Linux).
@@ -15,10 +18,12 @@ feature test, never by platform name, and a test that removes the calls exercise
 """
 from __future__ import annotations
 
+import ctypes
 import errno
 import gc
 import os
 import stat
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -43,6 +48,77 @@ def pread(fd: int, length: int, offset: int, lock: threading.Lock) -> bytes:
     with lock:
         os.lseek(fd, offset, os.SEEK_SET)
         return os.read(fd, length)
+
+
+def pread_into(fd: int, buffer: memoryview, offset: int, lock: threading.Lock) -> int:
+    """Fill ``buffer`` from ``offset`` of ``fd`` as far as the file goes; the number of bytes read (short only at
+    the end of the file). ``os.preadv`` reads straight into the buffer; without it, :func:`pread` and a copy."""
+    vectored: Callable[..., int] | None = getattr(os, "preadv", None)
+    filled = 0
+    while filled < len(buffer):
+        if vectored is not None:
+            got = vectored(fd, [buffer[filled:]], offset + filled)
+        else:
+            data = pread(fd, len(buffer) - filled, offset + filled, lock)
+            got = len(data)
+            buffer[filled:filled + got] = data
+        if not got:
+            break
+        filled += got
+    return filled
+
+
+def _mincore() -> Any:
+    global _MINCORE
+    if _MINCORE is None:
+        _MINCORE = False
+        if sys.platform.startswith("linux"):
+            try:
+                call = ctypes.CDLL(None, use_errno=True).mincore
+                call.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+                call.restype = ctypes.c_int
+                _MINCORE = call
+            except (OSError, AttributeError):
+                pass
+    return _MINCORE
+
+
+_MINCORE: Any = None
+
+
+def resident_fraction(mapped: memoryview, offset: int, length: int) -> float | None:
+    """Share of the pages of ``mapped[offset:offset + length]`` (a view of a file map) that are in the page cache,
+    from ``mincore(2)`` where the system has it (Linux), else ``None``."""
+    call = _mincore()
+    if not call or length <= 0:
+        return None
+    import mmap
+
+    import numpy as np
+
+    page = mmap.PAGESIZE
+    base = np.frombuffer(mapped, np.uint8).ctypes.data
+    start = (base + offset) // page * page
+    pages = -(-(base + offset + length - start) // page)
+    vec = np.zeros(pages, np.uint8)
+    if call(ctypes.c_void_p(start), ctypes.c_size_t(pages * page), ctypes.c_void_p(vec.ctypes.data)) != 0:
+        return None
+    return float(np.count_nonzero(vec & 1)) / pages
+
+
+def advise(fd: int, offset: int, length: int, advice: str) -> bool:
+    """``os.posix_fadvise(fd, offset, length, os.POSIX_FADV_<advice>)`` where the system has it (``WILLNEED``:
+    start reading the range in the background; ``DONTNEED``: drop its clean cached pages). Returns whether the
+    advice was given; advice that is refused changes nothing."""
+    call: Callable[..., None] | None = getattr(os, "posix_fadvise", None)
+    flag = getattr(os, f"POSIX_FADV_{advice}", None)
+    if call is None or flag is None:
+        return False
+    try:
+        call(fd, offset, length, flag)
+    except OSError:
+        return False
+    return True
 
 
 def copy_file_range(src: int, dst: int, count: int, offset_src: int, offset_dst: int) -> int | None:

@@ -133,6 +133,21 @@ class Source:
         self._reopen_released()
         return self._file.fileno() if self._file is not None else None
 
+    def reader_fd(self) -> int | None:
+        """A descriptor of its own for positional reads from another thread (the caller closes it), ``None`` for
+        in-memory sources: a duplicate where the system has ``os.pread`` (positional reads share no position),
+        else the path opened again, refused with :class:`SourceChanged` unless it still has the same size."""
+        fd = self.fileno()
+        if fd is None:
+            return None
+        if hasattr(os, "pread"):
+            return os.dup(fd)
+        own = portable.open_regular_fd(self.path)
+        if os.fstat(own).st_size != self.size:
+            os.close(own)
+            raise SourceChanged(f"{self.path} changed on disk while open", rule="an open file must keep its size")
+        return own
+
     def release(self) -> None:
         """Close the file and the map for now, so the file can be replaced where an open or mapped file cannot
         be (Windows); the next access opens the path again and refuses if its size is no longer the same."""

@@ -1,0 +1,93 @@
+"""Reading ahead through a ring of buffers: exact bytes in order, short files, cancel, no POSIX calls."""
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+
+import pytest
+from _no_posix import hidden_posix_calls
+
+from ztviewer.codec.digest import compute
+from ztviewer.codec.errors import Cancelled, OutOfBounds
+from ztviewer.codec.readahead import read_ahead
+from ztviewer.codec.source import Source
+
+
+@pytest.fixture
+def data_file(tmp_path):
+    data = os.urandom(1_000_003)
+    path = tmp_path / "data.bin"
+    path.write_bytes(data)
+    return path, data
+
+
+def _threads() -> set[str]:
+    return {t.name for t in threading.enumerate() if t.name == "ztviewer-read-ahead"}
+
+
+@pytest.mark.parametrize(("offset", "length", "chunk"), [(0, 1_000_003, 65536), (17, 999_000, 4096),
+                                                         (5, 100, 4096), (0, 0, 4096), (3, 65536 * 3, 65536)])
+def test_chunks_are_the_range_in_order(data_file, offset, length, chunk):
+    path, data = data_file
+    with Source(path) as source:
+        parts = [bytes(part) for part in read_ahead(source, offset, length, chunk=chunk, depth=3)]
+    assert b"".join(parts) == data[offset:offset + length]
+    assert all(len(p) <= chunk for p in parts)
+    assert not _threads()
+
+
+def test_without_positional_reads_the_path_is_read_again(data_file):
+    path, data = data_file
+    with hidden_posix_calls(), Source(path) as source:
+        joined = b"".join(bytes(p) for p in read_ahead(source, 1, 900_000, chunk=65536))
+        assert source.read(0, 16) == data[:16]  # its own descriptor was not moved
+    assert joined == data[1:900_001]
+
+
+def test_in_memory_source_is_served_from_its_buffer():
+    source = Source.from_bytes(bytes(range(256)) * 1000)
+    assert b"".join(bytes(p) for p in read_ahead(source, 10, 200_000, chunk=4096)) == source.read(10, 200_000)
+
+
+def test_a_file_that_shrank_is_an_error_naming_where_it_ends(data_file):
+    path, _ = data_file
+    with Source(path) as source:
+        os.truncate(path, 300_000)
+        with pytest.raises(OutOfBounds, match="ends at byte 300,000"):
+            for _ in read_ahead(source, 0, 1_000_003, chunk=65536):
+                pass
+    assert not _threads()
+
+
+def test_cancel_stops_between_chunks_and_ends_the_reader(data_file):
+    path, _ = data_file
+    seen = []
+    with Source(path) as source, pytest.raises(Cancelled):
+        for part in read_ahead(source, 0, 1_000_003, chunk=4096, cancelled=lambda: len(seen) >= 3):
+            seen.append(len(part))
+    assert seen == [4096] * 3
+    assert not _threads()
+
+
+def test_leaving_early_ends_the_reader(data_file):
+    path, data = data_file
+    with Source(path) as source:
+        chunks = read_ahead(source, 0, 1_000_003, chunk=4096)
+        assert bytes(next(chunks)) == data[:4096]
+        chunks.close()
+    assert not _threads()
+
+
+@pytest.mark.parametrize("algorithm", ["sha256", "crc32c", "xxh3"])
+def test_digest_of_a_range_read_ahead(data_file, algorithm):
+    path, data = data_file
+    progress = []
+    with Source(path) as source:
+        got = compute(source, 7, 999_990, algorithm, progress=progress.append)
+    assert sum(progress) == 999_990
+    if algorithm == "sha256":
+        assert got.value == hashlib.sha256(data[7:999_997]).hexdigest()
+    with Source(path) as source:
+        assert compute(source, 7, 999_990, algorithm) == got
+    assert compute(Source.from_bytes(data), 7, 999_990, algorithm) == got

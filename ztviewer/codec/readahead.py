@@ -1,0 +1,132 @@
+"""Reading a byte range ahead of its consumer, through a small ring of reused buffers.
+
+A reader thread fills the buffers with positional reads (:func:`.portable.pread_into`) while the caller works on
+the previous one; hashing and compressing release the GIL, so on a cold file reading and computing overlap
+instead of taking turns. Nothing is mapped: the resident size stays at the ring (``depth × chunk`` bytes)
+whatever the size of the file, and the page cache keeps the file's pages for the next reader.
+
+A range already in the page cache (``mincore``, :func:`.portable.resident_fraction`) is served from the map
+instead, each chunk's pages given back once the next is asked for (:meth:`.Source.drop_pages`): copying it would
+cost more than the hash.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterator
+
+from . import portable
+from .errors import Cancelled, OutOfBounds
+from .source import Source
+
+#: chunks small enough to stay in the CPU's cache between the copy and the hash (larger ones halve warm crc32c)
+CHUNK = 1 << 20
+DEPTH = 8
+#: ranges from this size on are first checked for being in the page cache already
+RESIDENCY_PROBE = 1 << 20
+
+CancelCheck = Callable[[], bool]
+
+
+class _Reader(threading.Thread):
+    """Fills free buffers with consecutive chunks of ``[offset, end)`` and hands them over in order."""
+
+    def __init__(self, fd: int, offset: int, end: int, chunk: int, depth: int) -> None:
+        super().__init__(name="ztviewer-read-ahead", daemon=True)
+        self.fd, self.offset, self.end, self.chunk = fd, offset, end, chunk
+        self.free: queue.SimpleQueue[bytearray | None] = queue.SimpleQueue()
+        self.full: queue.SimpleQueue[tuple[bytearray, int] | BaseException] = queue.SimpleQueue()
+        self.stopping = False
+        self._lock = threading.Lock()
+        for _ in range(depth):
+            self.free.put(bytearray(min(chunk, end - offset)))
+
+    def run(self) -> None:
+        position = self.offset
+        portable.advise(self.fd, self.offset, self.end - self.offset, "SEQUENTIAL")
+        try:
+            while position < self.end:
+                buffer = self.free.get()
+                if buffer is None or self.stopping:
+                    return
+                want = min(self.chunk, self.end - position)
+                got = portable.pread_into(self.fd, memoryview(buffer)[:want], position, self._lock)
+                if got < want:
+                    self.full.put(OutOfBounds(
+                        f"the file ends at byte {position + got:,}, inside the range being read (it shrank "
+                        "after it was opened)", offset=position + got, rule="an open file must keep its size"))
+                    return
+                self.full.put((buffer, got))
+                position += got
+        except BaseException as exc:  # noqa: BLE001 -- handed to the consumer, raised in its thread
+            self.full.put(exc)
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.free.put(None)
+
+
+def read_ahead(source: Source, offset: int, length: int, *, chunk: int = CHUNK, depth: int = DEPTH,
+               cancelled: CancelCheck | None = None) -> Iterator[memoryview]:
+    """The bytes ``[offset, offset + length)`` of ``source`` in consecutive chunks of at most ``chunk`` bytes.
+
+    Each chunk is valid until the next one is asked for (its buffer is then refilled). ``cancelled()`` is polled
+    between chunks and raises :class:`.Cancelled`. In-memory sources are served from their buffer; a range that
+    fits one chunk is read in the calling thread.
+    """
+    source.check_range(offset, length, "read range")
+    if not length:
+        return
+    fd = source.reader_fd()
+    if fd is None or _in_page_cache(source, offset, length):
+        for start in range(offset, offset + length, chunk):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            yield source.view(start, min(chunk, offset + length - start))
+            source.drop_pages(start, chunk)
+        if fd is not None:
+            os.close(fd)
+        return
+    try:
+        if length <= chunk:
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            buffer = memoryview(bytearray(length))
+            got = portable.pread_into(fd, buffer, offset, threading.Lock())
+            if got < length:
+                raise OutOfBounds(f"the file ends at byte {offset + got:,}, inside the range being read",
+                                  offset=offset + got, rule="an open file must keep its size")
+            yield buffer
+            return
+        yield from _ring(fd, offset, length, chunk, depth, cancelled)
+    finally:
+        os.close(fd)
+
+
+def _in_page_cache(source: Source, offset: int, length: int) -> bool:
+    """Whether nearly all of the range is cached (so the map serves it without I/O and without a copy)."""
+    if length < RESIDENCY_PROBE:
+        return False
+    fraction = portable.resident_fraction(source.view(offset, length), 0, length)
+    return fraction is not None and fraction >= 0.98
+
+
+def _ring(fd: int, offset: int, length: int, chunk: int, depth: int, cancelled: CancelCheck | None) -> Iterator[memoryview]:
+    reader = _Reader(fd, offset, offset + length, chunk, depth)
+    reader.start()
+    done = 0
+    try:
+        while done < length:
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            item = reader.full.get()
+            if isinstance(item, BaseException):
+                raise item
+            buffer, got = item
+            yield memoryview(buffer)[:got]
+            reader.free.put(buffer)
+            done += got
+    finally:
+        reader.stop()
+        reader.join()
