@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QToolButton, 
 
 from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, render_plane
 from ztviewer.session.inspect_data import DenseData, TTData, format_value
+from ztviewer.session.value_grid import PlaneCells
 
 from . import levels as lv
 from .axes_panel import AxisSelector
@@ -25,6 +26,7 @@ from .line_view import LinePlot
 from .progress import DelayedProgress
 from .line_control import LineController
 from .runner import JobSlot
+from .values_grid import ValuesView
 
 #: planes up to this many elements are computed at once on the GUI thread (no worker round trip).
 SYNC_ELEMENTS = 1 << 16
@@ -53,8 +55,10 @@ class HeatmapView(QWidget):
         self.note.setWordWrap(True)
         self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.note.setObjectName("heatmapNote")
+        self.values = ValuesView()
+        self.values.message.connect(self.message)
         self.stack = QStackedWidget()
-        for widget in (self.image, self.line, self.note):
+        for widget in (self.image, self.line, self.note, self.values):
             self.stack.addWidget(widget)
         self.readout = QLabel(" ")
         self.readout.setObjectName("readout")
@@ -75,6 +79,15 @@ class HeatmapView(QWidget):
         if not sparse_button:  # (never setVisible(True) on a widget without a parent: it would become a window)
             self.sparse_button.hide()
         self.controls.add_button(self.sparse_button)
+        self.values_button = QToolButton()
+        self.values_button.setText("Values")
+        self.values_button.setObjectName("showValues")
+        self.values_button.setCheckable(True)
+        self.values_button.setShortcut("Ctrl+Shift+T")
+        self.values_button.setToolTip("Show the plane's values as a table (Ctrl+Shift+T): go to index, copy as "
+                                      "TSV or NumPy")
+        self.values_button.toggled.connect(self._values_toggled)
+        self.controls.add_button(self.values_button)
 
         bottom = QHBoxLayout()
         bottom.setContentsMargins(2, 0, 2, 0)
@@ -159,23 +172,54 @@ class HeatmapView(QWidget):
             what = "an empty tensor" if 0 in shape else "a scalar"
             value = "" if 0 in shape else f": {format_value(self.data.value(()))}"
             self.controls.set_mode("none")
+            self._plane = None
+            self.values.set_source(None)
             self.show_message_keep(f"<p style='font-size:15pt'><b>{self.name or 'This tensor'}</b> is {what} "
                                    f"(shape {list(shape)}){value}</p>")
             return
         self._plane = self.data.plane(self.axes.axes(), self.axes.fixed())
+        self._update_values()
         self.controls.set_mode("line" if len(shape) == 1 else "image")
         if len(shape) == 1:
-            self.stack.setCurrentWidget(self.line)
+            self._show_page(self.line)
             self.lines.start(self._plane, shape[0])
             return
         rows, cols = self._plane.shape
         r, c = self.axes.axes()
 
         def prepare() -> None:
-            self.stack.setCurrentWidget(self.image)
+            self._show_page(self.image)
             self.image.set_shape(rows, cols, (f"axis {r}", f"axis {c}"))
 
         self._start_base(prepare)
+
+    # -- values grid ---------------------------------------------------------------------------------------
+    def _show_page(self, page: QWidget) -> None:
+        """Show the image or line page, or the values grid in its place while "Values" is on."""
+        self.stack.setCurrentWidget(self.values if self.values_button.isChecked() else page)
+
+    def _values_toggled(self, on: bool) -> None:
+        current = self.stack.currentWidget()
+        if on and current in (self.image, self.line):
+            self.stack.setCurrentWidget(self.values)
+            self.values.table.setFocus()
+        elif not on and current is self.values:
+            shape = self.data.shape if self.data is not None else ()
+            self.stack.setCurrentWidget(self.line if len(shape) == 1 else self.image)
+
+    def _update_values(self) -> None:
+        """The grid shows the plane the image shows (same axes and slice indices: one state, the axis selector)."""
+        data, plane = self.data, self._plane
+        if data is None or plane is None:
+            self.values.set_source(None)
+            return
+        axes, fixed = self.axes.axes(), self.axes.fixed()
+        cells = PlaneCells(plane, data.dtype_name, axes, fixed, len(data.shape))
+        where = f"axes {axes[0]} × {axes[1]}" if len(data.shape) > 2 else ""
+        if fixed:
+            where += ", " + ", ".join(f"axis {a} = {i}" for a, i in sorted(fixed.items()))
+        self.values.set_source(cells, "  ·  ".join(p for p in (f"{cells.rows:,} × {cells.cols:,}",
+                                                               data.dtype_name, where) if p))
 
     def show_message_keep(self, text: str) -> None:
         self.base_slot.cancel()
