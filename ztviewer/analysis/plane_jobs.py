@@ -12,7 +12,7 @@ import numpy as np
 
 from ztviewer.analysis import reduce as reducing
 from ztviewer.analysis._common import block_edges
-from ztviewer.analysis.reduce import Image, block_reduce, strided_preview
+from ztviewer.analysis.reduce import Image, block_reduce, level_sample, strided_preview
 
 from .mapped import done_with, releasing
 
@@ -51,10 +51,15 @@ class Rendered:
     region: tuple[int, int, int, int]
     base: bool
     request: int = 0
+    sample: np.ndarray | None = None   # (base only) element values strided over the plane: levels come from data
+
 
     @property
     def method(self) -> str:
         return self.image.method
+
+
+LEVEL_SAMPLE = 1 << 16
 
 
 def render_plane(ctx, plane, region: tuple[int, int, int, int], out_shape: tuple[int, int], method: str, *,
@@ -69,16 +74,19 @@ def render_plane(ctx, plane, region: tuple[int, int, int, int], out_shape: tuple
     kw = {"dtype_name": dtype_name, "complex_mode": complex_mode}
     r0, r1, c0, c1 = region
     plane = releasing(plane)
+    sample = None
     try:
+        if base:   # about 65,000 real element values (not block extremes) for the colour levels
+            sample = level_sample(plane, LEVEL_SAMPLE, region=region, **kw)
         if preview and ((r1 - r0) > out_shape[0] or (c1 - c0) > out_shape[1]):
             preview_image = strided_preview(plane, *out_shape, region=region, **kw)
-            ctx.emit_partial(Rendered(preview_image, region, base, request))
+            ctx.emit_partial(Rendered(preview_image, region, base, request, sample))
             if preview_shown is not None:
                 preview_shown.wait(PREVIEW_WAIT)
         image = reduce_region(ctx, plane, region, out_shape, method, **kw)
     finally:
         done_with(plane)
-    return Rendered(image, region, base, request)
+    return Rendered(image, region, base, request, sample)
 
 
 def reduce_region(ctx, plane, region, out_shape, method: str, **kw) -> Image:

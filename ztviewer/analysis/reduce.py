@@ -17,7 +17,16 @@ from typing import Literal
 
 import numpy as np
 
-from ._common import CancelCheck, Progress, Region, block_edges, check_out_shape, check_region, checkpoint, report
+from ._common import (
+    CancelCheck,
+    Progress,
+    Region,
+    block_edges,
+    check_out_shape,
+    check_region,
+    checkpoint,
+    report,
+)
 from .slicing import ComplexMode, display_dtype, is_identity, presenter
 
 Method = Literal["maxabs", "mean", "max", "min"]
@@ -265,3 +274,33 @@ def display_levels(image: np.ndarray, clip_percent: float = 0.0) -> tuple[float,
     else:
         low, high = finite.min(), finite.max()
     return float(low), float(high)
+
+
+def level_sample(plane: np.ndarray, count: int = 1 << 16, *, region: Region | None = None,
+                 dtype_name: str | None = None, complex_mode: ComplexMode = "magnitude") -> np.ndarray:
+    """About ``count`` element values of ``plane[r0:r1, c0:c1]`` (presented as displayed), spread so that no
+    row or column is over-represented: evenly spaced rows, each read at columns shifted by a different phase.
+
+    Colour levels taken from percentiles of this sample describe the data; a reduced image's block extremes
+    (or a strided grid that happens to hit an outlier column in every row) would not. Reads only these
+    elements."""
+    r0, r1, c0, c1 = check_region(plane.shape, region)
+    rows, cols = r1 - r0, c1 - c0
+    if rows * cols <= count:
+        values = np.asarray(plane[r0:r1, c0:c1]).reshape(-1)
+    elif not isinstance(getattr(plane, "plane", plane), np.ndarray):   # computed planes (tensor trains): a grid
+        side = max(1, int(np.sqrt(count)))
+        return strided_preview(plane, side, side, region=region, dtype_name=dtype_name,
+                               complex_mode=complex_mode).data.reshape(-1)
+    else:
+        n_rows = max(1, min(rows, int(np.sqrt(count * rows / cols))))
+        per_row = max(1, min(cols, count // n_rows))
+        row_index = r0 + (np.arange(n_rows, dtype=np.int64) * rows) // n_rows
+        step = cols / per_row
+        phase = (np.arange(n_rows, dtype=np.float64) * 0.618034 % 1.0)[:, None]     # golden-ratio offsets
+        col_index = c0 + np.minimum(((np.arange(per_row)[None, :] + phase) * step).astype(np.int64), cols - 1)
+        values = np.asarray(plane[row_index[:, None], col_index]).reshape(-1)
+    if is_identity(plane.dtype, dtype_name):
+        return np.array(values)
+    return np.asarray(presenter(plane.dtype, dtype_name, complex_mode)(values),
+                      dtype=display_dtype(plane.dtype, dtype_name))

@@ -11,7 +11,14 @@ import threading
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QStackedWidget, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, render_plane
 from ztviewer.session.inspect_data import DenseData, TTData, format_value
@@ -22,9 +29,9 @@ from .axes_panel import AxisSelector
 from .controls import DisplayControls
 from .export import ExportButton, SliceSource, tensor_export_job
 from .image_plot import ImagePlot
+from .line_control import LineController
 from .line_view import LinePlot
 from .progress import DelayedProgress
-from .line_control import LineController
 from .runner import JobSlot
 from .values_grid import ValuesView
 
@@ -268,6 +275,7 @@ class HeatmapView(QWidget):
                 self.detail_slot.cancel()
                 self.detail = None
                 self.image.clear_detail()
+                self.info.setText(self._describe(self.base))   # the footer describes what is shown again
             if not base.exact and (len(base.row_edges) - 1 < 0.75 * min(rows, out[0])
                                    or len(base.col_edges) - 1 < 0.75 * min(cols, out[1])):
                 self._start_base()  # the window grew: the overview deserves more pixels
@@ -356,10 +364,18 @@ class HeatmapView(QWidget):
             levels = (-np.pi, np.pi)
         else:
             centred = lv.is_diverging(self.image.colormap_name) and not self.controls.log.isChecked()
-            levels = lv.compute_levels(self._shown(self.base.image.data), mode, self.controls.percent.value(),
+            levels = lv.compute_levels(self._shown(self._level_source()), mode, self.controls.percent.value(),
                                        centred)
         self.image.set_levels(*levels)
         self.controls.show_levels(*self.image.levels())
+
+    def _level_source(self) -> np.ndarray:
+        """Values the automatic levels are computed from: a strided sample of the plane's elements (a reduced
+        image's block extremes would let one outlier column set the scale), or the exact image."""
+        base = self.base
+        if base.image.exact or base.sample is None:
+            return base.image.data
+        return base.sample
 
     def _levels_dragged(self, low: float, high: float) -> None:
         self.controls.set_manual(low, high)

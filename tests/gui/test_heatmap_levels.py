@@ -1,0 +1,64 @@
+import numpy as np
+from test_inspect_common import cache, open_arrays, panel, pool, show_and_wait  # noqa: F401
+
+from ztviewer.analysis.reduce import block_reduce, level_sample
+from ztviewer.gui.views.inspect import levels as lv
+
+
+def weight_with_outlier_column(rows=2048, cols=4096, column=1000):
+    rng = np.random.default_rng(3)
+    weight = rng.standard_normal((rows, cols)).astype(np.float32)
+    weight[:, column] = 300.0
+    return weight
+
+
+def test_sample_reads_each_column_rarely_and_stays_in_region():
+    weight = weight_with_outlier_column()
+    sample = level_sample(weight, 1 << 16)
+    assert 60_000 <= sample.size <= 1 << 16
+    assert np.mean(sample == 300.0) < 0.001        # an outlier column is one in 4096, sampled as such
+    region = level_sample(weight, 1 << 10, region=(0, 64, 0, 64))
+    assert set(np.unique(region)) <= set(np.unique(weight[:64, :64]))
+
+
+def test_levels_from_the_sample_ignore_one_outlier_column_that_the_peak_image_cannot():
+    weight = weight_with_outlier_column()
+    peak = block_reduce(weight, None, (256, 256), "max").data
+    _, high_from_image = lv.compute_levels(peak, "percentile", lv.DEFAULT_PERCENT, False)
+    _, high_from_data = lv.compute_levels(level_sample(weight), "percentile", lv.DEFAULT_PERCENT, False)
+    assert high_from_image == 300.0
+    assert 3.0 < high_from_data < 5.0
+
+
+def test_small_planes_are_taken_whole():
+    plane = np.arange(12, dtype=np.float64).reshape(3, 4)
+    np.testing.assert_array_equal(np.sort(level_sample(plane, 100)), np.arange(12))
+
+
+def test_heatmap_of_a_weight_with_an_outlier_column_is_not_washed_out(qtbot, panel, open_arrays):  # noqa: F811
+    from PySide6.QtCore import QRectF
+    from test_inspect_common import wait_idle
+    from test_inspect_render import pixels, render_plot
+
+    weight = weight_with_outlier_column(1024, 2048, column=700)
+    tf = open_arrays({"w": weight})
+    show_and_wait(qtbot, panel, tf, "w", timeout=30_000)
+    view = panel.heatmap
+    wait_idle(qtbot, view.base_slot, timeout=30_000)
+    low, high = view.image.levels()
+    assert 2.0 < high < 10.0 and -10.0 < low < -2.0
+    got = pixels(render_plot(view.image))
+    box = got[40:200, 60:240].reshape(-1, 3)
+    spread = np.std(box.astype(np.float64), axis=0).max()
+    assert spread > 20                       # the colours vary: the weight's structure is visible
+    # the footer follows Fit: zoomed it describes the detail, fitted again the overview
+    view.image.view.setRange(QRectF(100, 100, 60, 40), padding=0)
+    view.image._settle.stop()
+    view._range_settled()
+    wait_idle(qtbot, view.detail_slot, timeout=30_000)
+    assert view.info.text() == "41 × 61, exact values" or "exact" in view.info.text()
+    zoomed = view.info.text()
+    view.controls.reset.click()
+    view.image._settle.stop()
+    view._range_settled()
+    assert view.info.text() != zoomed and view.info.text() == view._describe(view.base)
