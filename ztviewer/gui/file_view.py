@@ -39,6 +39,7 @@ class FileView(QWidget):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("fileView")
+        self._pool = pool
         self.tensor_file: TensorFile = opened.tensor_file
         self.layout_map: FileLayout = opened.analysis if isinstance(opened.analysis, FileLayout) \
             else build_layout(self.tensor_file)
@@ -117,7 +118,7 @@ class FileView(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.setSpacing(2)
         right_layout.addWidget(self.file_map)
-        self.decoded_bytes = DecodedBytes(self)       # the hex view, with a "Decoded" switch for compressed parts
+        self.decoded_bytes = DecodedBytes(self, self._pool)       # the hex view, with a "Decoded" switch for compressed parts
         self.inspect = add_inspect_tab(self, right_layout, self.decoded_bytes)   # "Bytes | Inspect" tabs
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
@@ -384,5 +385,6 @@ class FileView(QWidget):
         self.verifier.shutdown()
         self.checker.shutdown()
         self.inspect.shutdown()
+        self.decoded_bytes.find_bar.shutdown()
         self.hex_view.set_source(None)
         self.tensor_file.close()

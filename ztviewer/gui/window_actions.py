@@ -72,11 +72,17 @@ class WindowActions:
         self.copy_code = action("Copy Tensor as &Code", self._copy_code, "Ctrl+Alt+C", None,
                                 "Copy Python that loads the current tensor (its format's library, else "
                                 "ztviewer.codec) for pasting into a notebook")
+        self.find_bytes = action("Find &Bytes…", lambda: self._find_bar("focus"), "Ctrl+Shift+F", None,
+                                 "Find hex bytes, text or a typed value in the hex view")
+        self.find_next_bytes = action("Find Next Bytes", lambda: self._find_bar("find_next"), "F3", None,
+                                      "Next match after the hex cursor")
+        self.find_previous_bytes = action("Find Previous Bytes", lambda: self._find_bar("find_previous"),
+                                          "Shift+F3", None, "Previous match before the hex cursor")
         self.about = action("&About ztviewer", w.show_about)
         self.about.setMenuRole(QAction.MenuRole.AboutRole)
         self.file_actions = [self.reload, self.close, self.find, self.goto, self.group, self.manifest_order,
                              self.verify_all, self.verify_selection, self.check_file, self.next_tab, self.previous_tab,
-                             self.copy_code]
+                             self.copy_code, self.find_bytes, self.find_next_bytes, self.find_previous_bytes]
 
     def build_menus(self) -> None:
         w = self.window
@@ -93,6 +99,9 @@ class WindowActions:
         edit_menu = bar.addMenu("&Edit")
         edit_menu.addAction(self.find)
         edit_menu.addAction(self.goto)
+        edit_menu.addAction(self.find_bytes)
+        edit_menu.addAction(self.find_next_bytes)
+        edit_menu.addAction(self.find_previous_bytes)
         edit_menu.addSeparator()
         self.copy_code_menu = CopyCodeMenu(self._code_target, lambda text: w.statusBar().showMessage(text, 8000), w)
         edit_menu.addAction(self.copy_code)
@@ -120,6 +129,12 @@ class WindowActions:
         view = self.window.current_view()
         tensor = view.current_tensor() if view is not None else None
         return None if tensor is None else (view.tensor_file, tensor)
+
+    def _find_bar(self, what: str) -> None:
+        view = self.window.current_view()
+        if view is not None:
+            view.inspect_tabs.setCurrentWidget(view.decoded_bytes)   # the hex view in front
+            getattr(view.decoded_bytes.find_bar, what)()
 
     def _copy_code(self) -> None:
         self.copy_code_menu.copy_first()

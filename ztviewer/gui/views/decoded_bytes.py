@@ -12,6 +12,9 @@ from ztviewer.codec.errors import CodecError
 from ztviewer.session.decoded_part import DecodedPart, why_not_decodable
 from ztviewer.session.file_layout import FileLayout, Owners
 
+from .hex_copy import HexActions
+from .hex_find import HexFindBar
+
 if TYPE_CHECKING:
     from ..file_view import FileView
 
@@ -26,7 +29,7 @@ def part_layout(part: DecodedPart) -> FileLayout:
 class DecodedBytes(QWidget):
     """The Bytes page: a bar with the switch above the view's hex view. Follows the view's selection."""
 
-    def __init__(self, view: FileView) -> None:
+    def __init__(self, view: FileView, pool=None) -> None:
         super().__init__()
         self.setObjectName("bytesPage")
         self.view = view
@@ -49,6 +52,10 @@ class DecodedBytes(QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.bar)
         layout.addWidget(view.hex_view, 1)
+        self.find_bar = HexFindBar(view.hex_view, pool)
+        self.find_bar.message.connect(view.status_message)
+        self.hex_actions = HexActions(view.hex_view, view.status_message.emit)
+        layout.addWidget(self.find_bar)
         view.selection_changed.connect(self._follow)
         self.bar.hide()
 

@@ -38,6 +38,7 @@ class HexView(QAbstractScrollArea):
         self._cursor = 0
         self._first_row = 0
         self._scale = 1
+        self._anchor: int | None = None      # where a drag or shift-click selection started
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.viewport().setCursor(Qt.CursorShape.IBeamCursor)
@@ -56,6 +57,10 @@ class HexView(QAbstractScrollArea):
     def set_layout(self, layout: FileLayout | None) -> None:
         self._layout = layout
         self.viewport().update()
+
+    @property
+    def source(self) -> Source | None:
+        return self._source
 
     @property
     def size_bytes(self) -> int:
@@ -202,8 +207,26 @@ class HexView(QAbstractScrollArea):
     def mousePressEvent(self, event: QMouseEvent) -> None:
         offset = self.offset_at(event.position().toPoint())
         if offset is not None and event.button() == Qt.MouseButton.LeftButton:
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.select_span(self._cursor if self._anchor is None else self._anchor, offset)
+            else:
+                self._anchor = offset
             self.set_cursor(offset, ensure_visible=False)
         super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if event.buttons() & Qt.MouseButton.LeftButton and self._anchor is not None:
+            offset = self.offset_at(event.position().toPoint())
+            if offset is not None and offset != self._anchor:
+                self.select_span(self._anchor, offset)
+                self.set_cursor(offset, ensure_visible=False)
+        super().mouseMoveEvent(event)
+
+    def select_span(self, a: int, b: int) -> None:
+        """Select the bytes from ``a`` to ``b`` inclusive (either order)."""
+        low, high = min(a, b), max(a, b)
+        self._selection = (low, high - low + 1)
+        self.viewport().update()
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         offset = self.offset_at(event.position().toPoint())
