@@ -81,6 +81,27 @@ def sparse_big_file(path: Path):
     return OpenedFile(tf, build_layout(tf))
 
 
+def v2_checkpoint(path: Path) -> str:
+    """A zTensor v2 file as ztviewer writes it: zstd-seekable parts (the MLP weight in several frames), tied
+    embeddings (one blob, two owners), xxh3 digests, then two metadata edits saved in place (three generations)."""
+    import numpy as np
+
+    from ztviewer.codec.edit import SetFileAttribute, SetTensorAttribute
+    from ztviewer.codec.save import edit_file
+    from ztviewer.codec.writers.arrays import save_arrays
+
+    rng = np.random.default_rng(11)
+    embed = rng.standard_normal((320, 64), dtype=np.float32)
+    arrays = {"model.embed_tokens.weight": embed, "lm_head.weight": embed.copy(),
+              "model.layers.0.mlp.up_proj.weight": (np.arange(1024 * 640, dtype=np.float32) % 97).reshape(1024, 640),
+              "model.norm.weight": np.ones(64, np.float32)}
+    save_arrays(path, arrays, "zt-v2", compress=("zstd", 3), digest="xxh3",
+                attributes={"producer": "ztviewer screenshots"})
+    edit_file(path, [SetFileAttribute("architecture", "tiny-llama")])
+    edit_file(path, [SetTensorAttribute("lm_head.weight", "tied_to", "model.embed_tokens.weight")])
+    return str(path)
+
+
 class Shooter:
     def __init__(self, out: Path, work: Path) -> None:
         from PySide6.QtCore import QSettings
@@ -190,6 +211,8 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
     else:
         print(f"skipped 05-problems-hostile-file.png: {hostile} not found")
 
+    shoot_v2(s, work)
+
     s.close_all()
     light = s.app.palette()
     s.app.setPalette(dark_palette())      # what the app shows when the system is in dark mode
@@ -201,6 +224,38 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
     s.app.setPalette(light)
     s.close_all()
     w.close()
+
+
+def shoot_v2(s: Shooter, work: Path) -> None:
+    """zTensor v2: generations and a shared blob on the file map, Properties of the file, the Generations dialog,
+    an earlier generation opened read-only, and a seekable part's decoded bytes."""
+    s.close_all()
+    w = s.window
+    w.set_grouped(False)
+    path = v2_checkpoint(work / "tiny-llama-v2.zt")
+    view = s.open(path)
+    view.tree.expandAll()
+    view.select_item(None)
+    s.save("07-zt-v2-file.png")
+    dialog = w.show_generations()
+    dialog.table.setCurrentItem(dialog.table.topLevelItem(2))
+    s.pump(0.3)
+    dialog.grab().save(str(s.out / "08-zt-v2-generations-dialog.png"))
+    print(f"wrote {s.out / '08-zt-v2-generations-dialog.png'}")
+    dialog.open_button.click()
+    s.wait(lambda: w.generation_view(path, 1) is not None)
+    s.pump(0.3)
+    s.save("09-zt-v2-earlier-generation.png")
+    w.tabs.setCurrentWidget(view)
+    tensor = view.tensor_file.tensor("model.layers.0.mlp.up_proj.weight")
+    view.select_item(tensor, "data")
+    view.decoded_bytes.check.setChecked(True)
+    view.hex_view.set_cursor(0x27FFF0)
+    s.save("10-zt-v2-decoded-bytes.png")
+    view.decoded_bytes.check.setChecked(False)
+    shared = view.tensor_file.tensor("lm_head.weight")
+    view.select_item(shared, "data")
+    s.save("11-zt-v2-shared-blob.png")
 
 
 def dark_palette():

@@ -6,8 +6,17 @@ import struct
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ztviewer.codec.source import Source
 
@@ -42,6 +51,8 @@ class DataInspector(QWidget):
         self._source: Source | None = None
         self._offset = 0
         self.position = QLabel()
+        self.position.setMinimumWidth(40)      # a long part name must not widen the dock
+        self.position.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.big_endian = QCheckBox("Big-endian")
         self.big_endian.toggled.connect(self.refresh)
         rows = -(-len(TYPES) // 2)
@@ -94,8 +105,10 @@ class DataInspector(QWidget):
         data = self._source.window(self._offset, 8) if self._source is not None else b""
         little = not self.big_endian.isChecked()
         order = "little-endian" if little else "big-endian"
-        what = f"Decoded bytes of {self._source.label}" if getattr(self._source, "decoded", False) else "Bytes"
-        self.position.setText(f"{what} at 0x{self._offset:X} ({self._offset:,}), {order}"
-                              if self._source is not None else "No file")
+        decoded = getattr(self._source, "decoded", False)
+        text = (f"{'Decoded bytes' if decoded else 'Bytes'} at 0x{self._offset:X} ({self._offset:,}), {order}"
+                + (f" · {self._source.label}" if decoded else "")) if self._source is not None else "No file"
+        self.position.setText(text)
+        self.position.setToolTip(text)
         for label, size, code in TYPES:
             self._cells[label].setText(decode_value(data, size, code, little) if data else "")

@@ -10,7 +10,16 @@ from itertools import pairwise
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen, QPolygonF
+from PySide6.QtGui import (
+    QColor,
+    QImage,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QPolygonF,
+)
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ztviewer.session.file_layout import FileLayout, Segment
@@ -45,15 +54,20 @@ class FileMap(QWidget):
         self._selection: tuple[int, int] | None = None
         self._window: tuple[int, int] | None = None
         self._image: QImage | None = None
+        self._legend_rows = 1      # the legend wraps onto more rows when the window is narrow
 
     def sizeHint(self) -> QSize:
-        return QSize(400, _BAR_H + _LEGEND_H + 2 * _MARGIN)
+        return QSize(400, _BAR_H + self._legend_rows * self._legend_h() + 2 * _MARGIN)
+
+    def _legend_h(self) -> int:
+        return max(_LEGEND_H, self.fontMetrics().height() + 4)
 
     def minimumSizeHint(self) -> QSize:
         return QSize(100, self.sizeHint().height())
 
     def set_layout(self, layout: FileLayout | None) -> None:
         self._layout, self._image, self._selection = layout, None, None
+        self._fit_legend()
         self.update()
 
     def set_selection(self, offset: int, length: int) -> None:
@@ -98,6 +112,7 @@ class FileMap(QWidget):
     def resizeEvent(self, event) -> None:
         self._image = None
         super().resizeEvent(event)
+        self._fit_legend()
 
     def changeEvent(self, event) -> None:
         if event.type() == event.Type.PaletteChange:
@@ -176,18 +191,40 @@ class FileMap(QWidget):
         middle = (left + right) / 2
         painter.drawPolygon(QPolygonF([QPointF(middle - 4, 0), QPointF(middle + 4, 0), QPointF(middle, 4)]))
 
-    def _paint_legend(self, painter: QPainter, palette: QPalette) -> None:
-        kinds = self._layout.kinds()
-        x, y = float(_MARGIN), self.bar_rect().bottom() + 6
-        metrics = painter.fontMetrics()
-        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+    def _legend_items(self) -> list[tuple[str, str, float, int]]:
+        """(kind, label, x, row) of each legend entry, wrapped to the widget's width; the file size goes last."""
+        kinds = self._layout.kinds() if self._layout is not None else set()
+        metrics = self.fontMetrics()
         ordered = [k for k in _LEGEND_ORDER if k in kinds] + sorted(kinds.difference(_LEGEND_ORDER))
+        right = self.width() - _MARGIN - metrics.horizontalAdvance(human_bytes(self._size())) - 8
+        items, x, row = [], float(_MARGIN), 0
         for kind in ordered:
             label = _LEGEND_LABELS.get(kind, kind)
+            width = 14 + metrics.horizontalAdvance(label) + 12
+            if x + width - 12 > right and x > _MARGIN:
+                x, row = float(_MARGIN), row + 1
+            items.append((kind, label, x, row))
+            x += width
+        return items
+
+    def _fit_legend(self) -> None:
+        rows = 1 + max((row for *_, row in self._legend_items()), default=0)
+        if rows != self._legend_rows:
+            self._legend_rows = rows
+            self.updateGeometry()
+            self.setFixedHeight(self.sizeHint().height())
+
+    def _paint_legend(self, painter: QPainter, palette: QPalette) -> None:
+        top = self.bar_rect().bottom() + 6
+        line = self._legend_h()
+        metrics = painter.fontMetrics()
+        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+        for kind, label, x, row in self._legend_items():
+            y = top + row * line
             color = theme.tensor_color(0) if kind == "blob" else theme.kind_color(kind)
-            painter.fillRect(QRectF(x, y + 3, 10, 10), color)
+            box = metrics.ascent() - 2
+            painter.fillRect(QRectF(x, y + 3, box, box), color)
             painter.drawText(QPointF(x + 14, y + 3 + metrics.ascent() - 1), label)
-            x += 14 + metrics.horizontalAdvance(label) + 12
         text = human_bytes(self._size())
-        painter.drawText(QRectF(x, y, self.width() - _MARGIN - x, _LEGEND_H - 2),
+        painter.drawText(QRectF(_MARGIN, top, self.width() - 2 * _MARGIN, line - 2),
                          Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text)
