@@ -223,6 +223,33 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
     s.save("06-dark-palette.png")
     s.app.setPalette(light)
     s.close_all()
+
+    view = s.open(checkpoint)               # the values grid of a weight, a few cells selected
+    tensor = view.tensor_file.tensor("model.layers.1.mlp.up_proj.weight")
+    view.select_item(tensor)
+    view.inspect_tabs.setCurrentIndex(1)
+    heatmap = view.inspect.panel.heatmap
+    s.wait(lambda: heatmap.data is not None and heatmap.base is not None)
+    heatmap.values_button.setChecked(True)
+    grid = heatmap.values
+    grid.go_to(40, 3)
+    from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+    grid.table.selectionModel().select(QItemSelection(grid.model.index(40, 3), grid.model.index(43, 6)),
+                                       QItemSelectionModel.SelectionFlag.ClearAndSelect)
+    s.save("07-values-grid.png")
+
+    view.inspect_tabs.setCurrentIndex(0)    # the hex find bar: a tensor name found in the header
+    bar = view.decoded_bytes.find_bar
+    w.actions_.find_bytes.trigger()
+    bar.kind.setCurrentIndex(bar.kind.findData("text"))
+    bar.pattern.setText("layers.2.mlp")
+    done: list[object] = []
+    bar.finished.connect(done.append)
+    bar.find_next()
+    s.wait(lambda: bool(done))
+    s.save("08-hex-find.png")
+    s.close_all()
     w.close()
 
 
