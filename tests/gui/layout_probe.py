@@ -72,6 +72,45 @@ def tree_facts(view) -> dict:
             "shown_name_width": metrics.horizontalAdvance(option.text)}
 
 
+def hex_facts(view) -> dict:
+    hex_view = view.hex_view
+    return {"viewport": hex_view.viewport().width(), "content": hex_view._content_w,
+            "hex_end": hex_view._ascii_x - hex_view._cw}
+
+
+def inspector_facts(window) -> dict:
+    table = window.inspector.findChild(__import__("PySide6.QtWidgets", fromlist=["QTableWidget"]).QTableWidget)
+    cut = []
+    if table is not None:
+        from PySide6.QtGui import QFontMetrics
+
+        for row in range(table.rowCount()):
+            for column in range(table.columnCount()):
+                item = table.item(row, column)
+                if item is not None and item.text():
+                    need = QFontMetrics(item.font()).horizontalAdvance(item.text()) + 6   # the cell margins
+                    if need > table.columnWidth(column):
+                        cut.append(item.text())
+    return {"found": table is not None, "cut": cut}
+
+
+def goto_facts(window, app) -> dict:
+    from PySide6.QtWidgets import QLabel
+
+    from ztviewer.gui.dialogs.goto_offset import GoToOffsetDialog
+
+    dialog = GoToOffsetDialog(10**9, 0, window)
+    dialog.show()
+    pump(app, 0.2)
+    cut = [label.text() for label in dialog.findChildren(QLabel)
+           if label.text() and not label.wordWrap()
+           and label.fontMetrics().horizontalAdvance(label.text().split("<")[0]) > label.width() + 1]
+    clipped = [label.text() for label in dialog.findChildren(QLabel)
+               if label.wordWrap() and label.heightForWidth(label.width()) > label.height() + 1]
+    dialog.close()
+    return {"cut": cut, "clipped": clipped}
+
+
 def main() -> None:
     app = QApplication(["probe"])
     window = MainWindow(settings=QSettings(str(work / "s.ini"), QSettings.Format.IniFormat))
@@ -85,7 +124,8 @@ def main() -> None:
     pump(app, 0.5)
     view = window.view_for(path)
     facts = {"scale": os.environ.get("QT_SCALE_FACTOR", "1"), "window": [window.width(), window.height()],
-             "tree": tree_facts(view)}
+             "tree": tree_facts(view), "hex": hex_facts(view), "inspector": inspector_facts(window),
+             "goto": goto_facts(window, app)}
     print(json.dumps(facts))
     window.close()
 

@@ -48,3 +48,15 @@ def test_long_names_keep_their_layer_number_and_tail(facts):
     assert shown.endswith("q_proj.weight") and ".1." in shown.replace("…", ".") or shown == "model.layers.1.self_attn.q_proj.weight"
     assert "1" in shown and tree["shown_name_width"] <= tree["name_room"]
     assert tree["columns"]["NAME"]["width"] >= 0.3 * tree["viewport"]
+
+
+def test_hex_view_shows_all_16_byte_columns(facts):
+    assert facts["hex"]["hex_end"] <= facts["hex"]["viewport"], facts["hex"]
+
+
+def test_data_inspector_values_are_not_cut(facts):
+    assert facts["inspector"]["found"] and facts["inspector"]["cut"] == []
+
+
+def test_go_to_offset_dialog_text_is_not_clipped(facts):
+    assert facts["goto"] == {"cut": [], "clipped": []}

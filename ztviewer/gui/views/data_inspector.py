@@ -62,10 +62,10 @@ class DataInspector(QWidget):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QTableWidget.SelectionMode.ContiguousSelection)
         header = self.table.horizontalHeader()
-        for column in (0, 2):
+        # values are never cut: every column as wide as its content (a narrow dock scrolls instead)
+        for column in range(4):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        for column in (1, 3):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._cells: dict[str, QTableWidgetItem] = {}
