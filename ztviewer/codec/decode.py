@@ -25,6 +25,7 @@ from .errors import (
     UnsupportedLayout,
 )
 from .model import Component, Tensor, TensorFile
+from .source import RangeReader
 from .zstd_seekable import SeekableStream
 
 SEEKABLE = "zt.zstd-seekable/1"
@@ -164,7 +165,13 @@ def _check_size(tensor: Tensor, component: Component, expected: int | None, limi
         raise _budget_spent(tensor, component)
 
 
-def _open_zstd(stored: memoryview):
+def _stored_stream(tf: TensorFile, tensor: Tensor, component: Component) -> RangeReader:
+    """The stored bytes as a stream of positional reads (a truncated file is an error, never SIGBUS)."""
+    return tf.source_for(tensor, component).reader(component.offset, component.length, "component", tensor=tensor.name,
+                                        component=component.role)
+
+
+def _open_zstd(stored: memoryview | RangeReader):
     return zstandard.ZstdDecompressor().stream_reader(stored, read_across_frames=True, closefd=False)
 
 
@@ -209,18 +216,21 @@ def iter_decoded(
     refuse_unsupported(tensor, component)
     limit = decode_limit() if limit is None else limit
     expected = expected_length(tensor, component)
-    stored = stored_view(tf, tensor, component)
-    source = tf.source_for(tensor)
+    source = tf.source_for(tensor, component)
+    source.check_range(component.offset, component.length, "component", tensor=tensor.name,
+                       component=component.role)
     chunk = max(align, chunk - chunk % align)
     checked = bool(component.extra) and "type" in component.extra
-    if component.encoding == "raw":
-        for start in range(0, len(stored), chunk):
+    if component.encoding == "raw":  # positional reads: a file truncated meanwhile is an error, not SIGBUS
+        start = 0
+        for part in source.read_chunks(component.offset, component.length, chunk, "component", tensor=tensor.name,
+                                       component=component.role):
             if cancelled is not None and cancelled():
                 raise Cancelled()
             if checked:
-                _check_data(tensor, component, stored[start:start + chunk], start, len(stored))
-            yield stored[start:start + chunk]
-            source.drop_pages(component.offset + start, chunk)
+                _check_data(tensor, component, part, start, component.length)
+            start += len(part)
+            yield memoryview(part)
         return
     if component.encoding == SEEKABLE:
         _check_size(tensor, component, expected, limit)
@@ -237,7 +247,7 @@ def iter_decoded(
     buffer = memoryview(bytearray(size))
     produced = 0
     try:
-        with _open_zstd(stored) as reader:
+        with _open_zstd(_stored_stream(tf, tensor, component)) as reader:
             while produced < cap:
                 if cancelled is not None and cancelled():
                     raise Cancelled()
@@ -343,7 +353,7 @@ def component_bytes(
     out = memoryview(np.empty(expected, dtype=np.uint8))
     produced = 0
     try:
-        with _open_zstd(stored_view(tf, tensor, component)) as reader:
+        with _open_zstd(_stored_stream(tf, tensor, component)) as reader:
             while produced < expected:
                 if cancelled is not None and cancelled():
                     raise Cancelled()

@@ -1,9 +1,11 @@
 """Read-only, bounds-checked access to a file's bytes through a memory map."""
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import threading
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from . import portable
@@ -13,7 +15,13 @@ PREAD_LIMIT = 16 << 20  # larger reads go through the map
 
 
 class SourceChanged(CodecError):
-    """A released source's file no longer has the size it had when it was opened."""
+    """The file changed on disk since it was opened (another program truncated, resized or rewrote it): its
+    bytes are no longer the ones the model describes, and mapped pages past its new end would kill the
+    process (SIGBUS) if touched."""
+
+
+def file_stamp(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_size, st.st_mtime_ns, st.st_ino
 
 
 class Source:
@@ -32,10 +40,11 @@ class Source:
         self.path = os.fspath(path)
         self._file: BinaryIO | None = portable.open_regular(self.path)  # a FIFO would block forever
         try:
-            self.size = os.fstat(self._file.fileno()).st_size
+            self._stamp = file_stamp(os.fstat(self._file.fileno()))
         except BaseException:
             self._file.close()
             raise
+        self.size = self._stamp[0]
         self._map: mmap.mmap | None = None
         self._buffer: memoryview | None = None if self.size else memoryview(b"")
         self._lock = threading.Lock()
@@ -48,16 +57,74 @@ class Source:
         self._file = None
         self._map = None
         self.size = len(data)
+        self._stamp = (self.size, 0, 0)
         self._buffer = memoryview(bytes(data))
         self._lock = threading.Lock()
         self._released = False
         return self
+
+    def changed(self) -> str | None:
+        """How the open file differs from when it was opened (size, modification time, inode), or ``None``.
+        In-memory and closed sources never change."""
+        file = self._file
+        if file is None or self._released:
+            return None
+        try:
+            now = file_stamp(os.fstat(file.fileno()))
+        except (OSError, ValueError):
+            return None
+        if now == self._stamp:
+            return None
+        if now[0] != self._stamp[0]:
+            return f"its size changed from {self._stamp[0]:,} to {now[0]:,} bytes"
+        return "it was rewritten (its modification time changed)"
+
+    def require_unchanged(self) -> None:
+        """Raise :class:`SourceChanged` when the file is no longer the one the model was read from."""
+        why = self.changed()
+        if why is not None:
+            raise SourceChanged(f"{self.path} changed on disk since it was opened: {why}; reload it",
+                                rule="an open file must not change under the reader")
+
+    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range",
+                    **where: object) -> Iterator[bytes | memoryview]:
+        """``length`` bytes at ``offset`` as chunks read with positional reads, never through the map: a file
+        truncated meanwhile gives a short read (:class:`SourceChanged`), where touching a map past the new end
+        kills the process. In-memory sources give views of their buffer."""
+        self.check_range(offset, length, what, **where)
+        self._reopen_released()
+        file = self._file
+        if file is None:
+            buffer = self._mapped()
+            for start in range(offset, offset + length, chunk):
+                yield buffer[start:min(start + chunk, offset + length)]
+            return
+        yield from self._positional(file.fileno(), self._lock, offset, length, chunk, what, where)
+
+    def _positional(self, fd: int, lock: threading.Lock, offset: int, length: int, chunk: int, what: str,
+                    where: dict[str, object]) -> Iterator[bytes]:
+        for start in range(offset, offset + length, chunk):
+            want = min(chunk, offset + length - start)
+            data = portable.pread(fd, want, start, lock)
+            while len(data) < want:
+                more = portable.pread(fd, want - len(data), start + len(data), lock)
+                if not more:
+                    raise SourceChanged(f"{self.path} ends at byte {start + len(data):,} while reading {what}; it "
+                                        f"was {self.size:,} bytes when opened; reload it", offset=start + len(data),
+                                        rule="an open file must not change under the reader", **where)
+                data += more
+            yield data
+
+    def reader(self, offset: int, length: int, what: str = "range", **where: object) -> "RangeReader":
+        """A file-like reader of ``[offset, offset + length)`` by positional reads (for decompressors)."""
+        return RangeReader(self.read_chunks(offset, length, 1 << 20, what, **where))
 
     def _mapped(self) -> memoryview:
         if self._buffer is None:
             self._reopen_released()
             if self._file is None:
                 raise ValueError(f"{self.path} is closed")
+            self.require_unchanged()  # a shorter file maps fewer bytes; pages past its end would be fatal
             self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
             self._buffer = memoryview(self._map)
         return self._buffer
@@ -88,8 +155,10 @@ class Source:
             )
 
     def view(self, offset: int, length: int, what: str = "range", **where: object) -> memoryview:
-        """A zero-copy view of ``length`` bytes at ``offset``."""
+        """A zero-copy view of ``length`` bytes at ``offset`` (refused once the file changed on disk)."""
         self.check_range(offset, length, what, **where)
+        if length and self._file is not None:
+            self.require_unchanged()
         return self._mapped()[offset:offset + length]
 
     def read(self, offset: int, length: int, what: str = "range", **where: object) -> bytes:
@@ -161,12 +230,12 @@ class Source:
         if not self._released:
             return
         file = portable.open_regular(self.path)  # held until close or release
-        size = os.fstat(file.fileno()).st_size
-        if size != self.size:
+        stamp = file_stamp(os.fstat(file.fileno()))
+        if stamp[0] != self.size:
             file.close()
-            raise SourceChanged(f"{self.path} changed on disk while released ({self.size} → {size} bytes); "
+            raise SourceChanged(f"{self.path} changed on disk while released ({self.size} → {stamp[0]} bytes); "
                                 "open it again", rule="an open file must keep its size")
-        self._file, self._released = file, False
+        self._file, self._released, self._stamp = file, False, stamp
 
     @property
     def buffer(self) -> memoryview:
@@ -199,3 +268,26 @@ class Source:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class RangeReader(io.RawIOBase):
+    """A read-only stream over chunks (of :meth:`Source.read_chunks`), for ``zstandard`` stream readers."""
+
+    def __init__(self, chunks: Iterator[bytes | memoryview]) -> None:
+        super().__init__()
+        self._chunks = chunks
+        self._pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self._pending:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._pending = memoryview(chunk).cast("B")
+        n = min(len(target), len(self._pending))
+        memoryview(target).cast("B")[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n

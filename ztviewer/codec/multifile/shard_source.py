@@ -13,10 +13,11 @@ import mmap
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 
 from ..errors import CodecError
 from ..portable import open_regular, open_regular_fd
-from ..source import Source
+from ..source import Source, file_stamp
 
 HEAD_BYTES = 4096
 MAX_HEAD_BYTES = 16 << 20  # a longer safetensors header is read through the map
@@ -82,7 +83,7 @@ class ShardSource(Source):
         try:
             stat = os.fstat(fd)
             self.size = size = stat.st_size
-            self._stamp = (size, stat.st_mtime_ns)
+            self._stamp = file_stamp(stat)
             head = os.read(fd, HEAD_BYTES)
             if len(head) >= 8:
                 end = 8 + int.from_bytes(head[:8], "little")
@@ -101,7 +102,7 @@ class ShardSource(Source):
             file = open_regular(self.path)
             try:
                 stat = os.fstat(file.fileno())
-                if (stat.st_size, stat.st_mtime_ns) != self._stamp:
+                if file_stamp(stat) != self._stamp:
                     raise ShardChanged(f"{self.path} changed on disk since the set was opened "
                                        f"({self._stamp[0]} → {stat.st_size} bytes); open the set again",
                                        rule="shards must not change while open")
@@ -143,7 +144,25 @@ class ShardSource(Source):
                 raise ValueError(f"{self.path} is closed")
             return memoryview(self._head)[offset:end]
         with self._pool.lock:
-            return self._mapped()[offset:end]
+            buffer = self._mapped()
+            if self._file is not None:
+                self.require_unchanged()
+            return buffer[offset:end]
+
+    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range",
+                    **where: object) -> Iterator[bytes | memoryview]:
+        """Positional reads on a descriptor of its own (the pool may park the shared one at any time)."""
+        self.check_range(offset, length, what, **where)
+        if self._closed:
+            raise ValueError(f"{self.path} is closed")
+        fd = open_regular_fd(self.path)
+        try:
+            if file_stamp(os.fstat(fd)) != self._stamp:
+                raise ShardChanged(f"{self.path} changed on disk since the set was opened; open the set again",
+                                   rule="shards must not change while open")
+            yield from self._positional(fd, threading.Lock(), offset, length, chunk, what, where)
+        finally:
+            os.close(fd)
 
     def head(self, n: int) -> bytes:
         if n <= len(self._head) or len(self._head) == self.size:
