@@ -18,6 +18,7 @@ WINDOW_OPTIONS: tuple[tuple[str, str], ...] = (
 )
 WINDOW_USAGE = ("ztviewer [FILE…] [--demo] [--new-instance]   open files (or a sharded checkpoint / dataset "
                 "folder) in the window\n"
+                "       ztviewer --compare A B   compare two files or sets in the window\n"
                 "       ztviewer --install-desktop | --uninstall-desktop")
 
 
@@ -35,6 +36,8 @@ def launch_gui(argv: Sequence[str]) -> int:
                         help=", ".join("." + e for e in EXTENSIONS) + " files, or a folder / index of a tensor set")
     for flag, text in WINDOW_OPTIONS:
         parser.add_argument(flag, action="store_true", help=text)
+    parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                        help="open a Compare tab: A (the reference) against B, files or sets in any format")
     args = parser.parse_args(list(argv))
     if args.install_desktop or args.uninstall_desktop:
         from . import desktop
@@ -56,4 +59,4 @@ def launch_gui(argv: Sequence[str]) -> int:
         return 1
     from .gui.app import main as gui_main
 
-    return gui_main(files, new_instance=args.new_instance)
+    return gui_main(files, new_instance=args.new_instance, compare=args.compare)

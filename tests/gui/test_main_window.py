@@ -59,22 +59,22 @@ def test_opening_an_open_file_again_switches_to_its_tab(qtbot, window, weights, 
     assert window.tabs.count() == 2 and window.current_view() is first
 
 
-def drop(window, paths):
+def drop(window, paths, modifiers=Qt.KeyboardModifier.NoModifier):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
     enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, enter)
     assert enter.isAccepted()
-    event = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                       Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, modifiers)
     QApplication.sendEvent(window, event)
     return event
 
 
 def test_drag_and_drop_opens_several_files(qtbot, window, weights, tmp_path):
+    """Two files dropped together are compared (issue 18); with Shift held both open as files."""
     other = sample_safetensors(tmp_path, "other.safetensors")
-    drop(window, [weights, other])
+    drop(window, [weights, other], Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lambda: len(window.file_views()) == 2, timeout=10_000)
     assert {os.path.basename(v.tensor_file.path) for v in window.file_views()} == {"weights.safetensors",
                                                                                   "other.safetensors"}

@@ -28,18 +28,20 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
     return app
 
 
-def main(files: list[str] | None = None, new_instance: bool = False) -> int:
+def main(files: list[str] | None = None, new_instance: bool = False,
+         compare: Sequence[str] | None = None) -> int:
     """Create the app and window, open ``files`` (each parsed on a worker) and run the event loop.
 
     When another ztviewer is already running for this user, ``files`` are handed to it instead and this
-    process exits (``new_instance`` or ``ZTVIEWER_NEW_INSTANCE=1`` always starts a new window).
+    process exits (``new_instance`` or ``ZTVIEWER_NEW_INSTANCE=1`` always starts a new window). ``compare``
+    ``(A, B)`` opens a Compare tab (in this process: a comparison is not handed over).
     """
     from .main_window import MainWindow
     from .single_instance import FileOpenEventFilter, InstanceServer, forward_to_running_instance
 
     files = list(files or [])
     separate = new_instance or bool(os.environ.get("ZTVIEWER_NEW_INSTANCE"))
-    if files and not separate and forward_to_running_instance(files):
+    if files and not compare and not separate and forward_to_running_instance(files):
         return 0
     app = create_application()
     window = MainWindow()
@@ -52,6 +54,8 @@ def main(files: list[str] | None = None, new_instance: bool = False) -> int:
     file_events.files_requested.connect(lambda paths: bring_forward(window, paths))
     window.show()
     window.open_paths(files)
+    if compare:
+        window.compare_paths(*compare)
     if os.environ.get("ZTVIEWER_SMOKE_TEST"):
         report_when_opened(window, app)
     return app.exec()

@@ -31,6 +31,7 @@ from ztviewer.session.zt_v2_facts import (
 )
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
+from .compare.compare_view import CompareView
 from .editing.controller import EditController
 from .file_view import FileView
 from .recent_files import RecentFiles
@@ -195,6 +196,42 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.tabs)
         return self._start_open(path, placeholder, lambda opened: self._show_opened(placeholder, opened, path))
 
+    # -- comparing -------------------------------------------------------------------------------------------
+    def show_compare_dialog(self) -> None:
+        """File ▸ Compare…: A defaults to the current file, B to the next open one."""
+        from .compare.dialog import CompareDialog
+
+        paths = [v.tensor_file.path for v in self.file_views()]
+        current = self.current_view()
+        a = current.tensor_file.path if current is not None else (paths[0] if paths else "")
+        b = next((p for p in paths if p != a), "")
+        dialog = CompareDialog(list(OPEN_FILTERS), a, b, self)
+        dialog.accepted.connect(lambda: self.compare_paths(*dialog.paths()))
+        dialog.open()
+
+    def compare_views(self) -> list[CompareView]:
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, CompareView)]
+
+    def compare_paths(self, path_a: str, path_b: str) -> CompareView:
+        """A new Compare tab for A (the reference) and B; the comparison runs on a worker."""
+        view = CompareView(path_a, path_b, pool=self.pool)
+        view.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        view.ended.connect(lambda state, v=view: self._compare_ended(v, state))
+        title = f"{os.path.basename(path_a.rstrip(os.sep))} ⇄ {os.path.basename(path_b.rstrip(os.sep))}"
+        index = self.tabs.addTab(view, title)
+        self.tabs.setTabToolTip(index, f"A: {view.session.path_a}\nB: {view.session.path_b}")
+        self.tabs.setCurrentWidget(view)
+        self.stack.setCurrentWidget(self.tabs)
+        view.start()
+        return view
+
+    def _compare_ended(self, view: CompareView, state: str) -> None:
+        if state == "failed":
+            self.show_error("Could not compare", view.session.message)
+        elif state == "done":
+            self.statusBar().showMessage(f"Compared {view.session.path_a} with {view.session.path_b}: "
+                                         f"{len(view.session.pairs)} entries", 8000)
+
     def show_generations(self):
         """View ▸ Generations…: list the current zTensor v2 file's generations; one can be opened read-only."""
         view = self.current_view()
@@ -314,7 +351,7 @@ class MainWindow(QMainWindow):
         index = self.tabs.indexOf(widget)
         if index >= 0:
             self.tabs.removeTab(index)
-        if isinstance(widget, FileView):
+        if isinstance(widget, (FileView, CompareView)):
             widget.shutdown()
         widget.deleteLater()
         if not self.tabs.count():
@@ -462,7 +499,11 @@ class MainWindow(QMainWindow):
         paths = local_paths(event.mimeData())
         if paths:
             event.acceptProposedAction()
-            self.open_paths(paths)
+            opens = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+            if len(paths) == 2 and not opens:      # two files dropped together: compare them (Shift: open both)
+                self.compare_paths(*paths)
+            else:
+                self.open_paths(paths)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.editing.confirm(self.file_views(), self.close):
@@ -471,6 +512,8 @@ class MainWindow(QMainWindow):
         self.save_layout()
         for task in list(self._opening):
             task.cancel()
+        for compare in self.compare_views():
+            compare.cancel()
         for view in self.file_views():
             view.verifier.shutdown()
             view.checker.shutdown()

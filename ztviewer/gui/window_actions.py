@@ -44,6 +44,8 @@ class WindowActions:
 
         self.open = action("&Open…", w.show_open_dialog, QKeySequence.StandardKey.Open, SP.SP_DialogOpenButton,
                            "Open tensor files")
+        self.compare = action("Com&pare…", w.show_compare_dialog, "Ctrl+Shift+D", None,
+                              "Compare two files or sets: what changed, by how much, and where")
         self.reload = action("&Reload", w.reload_current, QKeySequence.StandardKey.Refresh, SP.SP_BrowserReload,
                              "Read the current file again from disk")
         self.close = action("&Close", w.close_current, QKeySequence.StandardKey.Close, None, "Close the current file")
@@ -90,6 +92,7 @@ class WindowActions:
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.open)
         self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addAction(self.compare)
         file_menu.addSeparator()
         file_menu.addAction(self.reload)
         file_menu.addAction(self.check_file)

@@ -1,0 +1,236 @@
+"""File ▸ Compare…: the Compare tab over pairs built with the codec writers and safetensors (perturb one tensor by
+a known amount, rename, delete, bfloat16): rows, verdicts, numbers shown, filter and sort, the attribute
+changes, linked zoom of A / B / Δ, and jump-to-worst."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QRectF, Qt
+
+from ztviewer.analysis.diff import AttrKind
+from ztviewer.codec.dtypes import to_float32
+from ztviewer.codec.writers.arrays import save_arrays
+from ztviewer.gui.compare.attributes_model import AttributeChangesModel
+from ztviewer.gui.compare.compare_view import CompareView
+from ztviewer.gui.compare.pairs_model import FIRST_B, FIRST_METRIC, HEADERS
+from ztviewer.gui.compare.worst_model import WorstModel
+from ztviewer.gui.main_window import MainWindow
+
+BUMP = (0.5, (10, 20))          # layer.w[10, 20] += 0.5 in B
+CUBE_BUMP = (2.0, (2, 7, 9))    # layer.cube[2, 7, 9] += 2.0 in B
+
+
+def save_bits(path, tensors, metadata):
+    """safetensors writing a dtype numpy lacks (bfloat16 given as uint16 bits)."""
+    from safetensors import serialize_file
+    from safetensors._safetensors_rust import TensorSpec
+
+    arrays = {name: np.ascontiguousarray(array) for name, (_, array) in tensors.items()}
+    specs = {name: TensorSpec(dtype=dtype, shape=list(arrays[name].shape), data_ptr=arrays[name].ctypes.data,
+                              data_len=arrays[name].nbytes) for name, (dtype, _) in tensors.items()}
+    serialize_file(specs, str(path), metadata=metadata)
+
+
+@pytest.fixture
+def checkpoints(tmp_path):
+    """A (zTensor, codec writer) and B (safetensors): one tensor perturbed, one 3-D tensor perturbed, one
+    renamed, one deleted, one added, one quantised to bfloat16, one unchanged; attributes changed."""
+    rng = np.random.default_rng(3)
+    arrays = {"layer.w": rng.standard_normal((64, 48)).astype(np.float32),
+              "layer.cube": rng.standard_normal((3, 40, 30)).astype(np.float32),
+              "emb": rng.standard_normal((100, 16)).astype(np.float32),
+              "gone": np.arange(10, dtype=np.int32),
+              "q": rng.standard_normal((8, 8)).astype(np.float32),
+              "same": np.ones(5, np.float32)}
+    a = tmp_path / "a.zt"
+    save_arrays(a, arrays, "zt", attributes={"step": "1", "name": "a"}, tensor_attributes={"layer.w": {"scale": "1"}})
+    w = arrays["layer.w"].copy()
+    w[BUMP[1]] += BUMP[0]
+    cube = arrays["layer.cube"].copy()
+    cube[CUBE_BUMP[1]] += CUBE_BUMP[0]
+    q_bits = ((arrays["q"].view(np.uint32) + 0x8000) >> 16).astype(np.uint16)
+    b = tmp_path / "b.safetensors"
+    save_bits(b, {"layer.w": ("float32", w), "layer.cube": ("float32", cube), "embedding": ("float32", arrays["emb"]),
+                  "new": ("float32", np.zeros(3, np.float32)), "q": ("bfloat16", q_bits),
+                  "same": ("float32", arrays["same"])}, {"step": "2", "extra": "x"})
+    return a, b, arrays, {"layer.w": w, "layer.cube": cube, "q": to_float32(q_bits, "bfloat16")}
+
+
+def run_compare(qtbot, a, b) -> CompareView:
+    view = CompareView(str(a), str(b))
+    qtbot.addWidget(view)
+    view.resize(1400, 900)
+    view.show()
+    view.start()
+    qtbot.waitUntil(lambda: view.session.state == "done", timeout=20_000)
+    return view
+
+
+def rows(view: CompareView) -> dict[str, list[str]]:
+    model = view.model
+    out = {}
+    for row in range(model.rowCount()):
+        cells = [model.index(row, c).data() for c in range(model.columnCount())]
+        out[cells[0] or cells[FIRST_B + 1]] = cells
+    return out
+
+
+def select(qtbot, view: CompareView, name: str) -> None:
+    assert view.select_name(name)
+    qtbot.waitUntil(lambda: view.pair_view.data is not None, timeout=10_000)
+
+
+def test_rows_verdicts_and_numbers(qtbot, checkpoints):
+    a, b, arrays, changed = checkpoints
+    view = run_compare(qtbot, a, b)
+    shown = rows(view)
+    status = {name: cells[FIRST_B] for name, cells in shown.items()}
+    assert status == {"layer.w": "different", "layer.cube": "different", "emb": "identical", "gone": "only in A",
+                      "q": "different", "same": "identical", "new": "only in B"}
+    assert shown["emb"][FIRST_B + 1] == "embedding" and "renamed" in shown["emb"][-1]
+    assert shown["gone"][FIRST_B + 1] == "" and shown["new"][0] == ""          # one-sided rows blank on the other
+    assert shown["q"][FIRST_B + 2] == "bfloat16" and "dtype float32 → bfloat16" in shown["q"][-1]
+    metric = {h: FIRST_METRIC + k for k, h in enumerate(HEADERS[FIRST_METRIC:-1])}
+    w = shown["layer.w"]
+    delta = np.float64(changed["layer.w"][BUMP[1]]) - np.float64(arrays["layer.w"][BUMP[1]])
+    assert w[metric["max |Δ|"]] == f"{delta:.4g} @[10,20]"
+    assert w[metric["differing"]] == "1"
+    expected_rel = abs(delta) / np.linalg.norm(arrays["layer.w"].astype(np.float64))
+    assert w[metric["rel L2"]] == f"{expected_rel:.4g}"
+    q = view.session.pairs[[p.name for p in view.session.pairs].index("q")].stats
+    assert q.max_abs == pytest.approx(float(np.abs(changed["q"].astype(np.float64) - arrays["q"]).max()), rel=1e-12)
+    assert "differences found" in view.summary.text()
+    view.shutdown()
+
+
+def test_filter_and_sort_by_metric(qtbot, checkpoints):
+    a, b, _, _ = checkpoints
+    view = run_compare(qtbot, a, b)
+    view.only_differences.setChecked(True)
+    names = [view.model.index(r, 0).data() or view.model.index(r, FIRST_B + 1).data()
+             for r in range(view.model.rowCount())]
+    assert sorted(names) == ["emb", "gone", "layer.cube", "layer.w", "new", "q"]  # a rename counts as a difference
+    view.tree_b.sortByColumn(FIRST_METRIC, Qt.SortOrder.DescendingOrder)    # max |Δ|, largest first
+    assert view.session.sort_key == "max |Δ|" and view.session.descending
+    first = [view.model.index(r, 0).data() for r in range(3)]
+    assert first == ["layer.cube", "layer.w", "q"]
+    view.only_differences.setChecked(False)
+    assert view.model.rowCount() == 7
+    view.shutdown()
+
+
+def test_models_pass_qtmodeltester(qtbot, qtmodeltester, checkpoints):
+    a, b, _, _ = checkpoints
+    view = CompareView(str(a), str(b))
+    qtbot.addWidget(view)
+    qtmodeltester.check(view.model, force_py=True)          # keeps checking while rows arrive
+    view.start()
+    qtbot.waitUntil(lambda: view.session.state == "done", timeout=20_000)
+    view.session.set_sort("rel L2", True)
+    view.session.set_only_differences(True)
+    view.session.set_sort(None)
+    qtmodeltester.check(view.model, force_py=True)
+    qtmodeltester.check(view.attributes_model, force_py=True)
+    worst = WorstModel()
+    worst.set_pair(view.session.pairs[0])
+    qtmodeltester.check(worst, force_py=True)
+    view.shutdown()
+
+
+def test_attribute_changes(qtbot, checkpoints):
+    a, b, _, _ = checkpoints
+    view = run_compare(qtbot, a, b)
+    model: AttributeChangesModel = view.attributes_model
+    found = {(model.index(r, 0).data(), model.index(r, 1).data()): model.item(model.index(r, 0))[1]
+             for r in range(model.rowCount())}
+    assert found[("(file)", "step")].kind is AttrKind.CHANGED
+    assert model.index(list(found).index(("(file)", "step")), 3).data() == "'1'"
+    assert found[("(file)", "name")].kind is AttrKind.REMOVED and found[("(file)", "extra")].kind is AttrKind.ADDED
+    assert found[("layer.w", "scale")].kind is AttrKind.REMOVED
+    view.shutdown()
+
+
+def test_heatmaps_zoom_together(qtbot, checkpoints):
+    a, b, _, _ = checkpoints
+    view = run_compare(qtbot, a, b)
+    select(qtbot, view, "layer.w")
+    maps = view.pair_view.heatmaps
+    assert maps["Δ"].data is not None and maps["Δ"].data.value(BUMP[1]) == pytest.approx(BUMP[0], rel=1e-6)
+    maps["B"].image.view.setRange(QRectF(5, 7, 10, 6), padding=0)
+    for side in ("A", "Δ"):
+        (x0, x1), (y0, y1) = view.pair_view.view_range(side)
+        assert (x0, x1, y0, y1) == pytest.approx((5, 15, 7, 13), abs=1e-6)
+    view.shutdown()
+
+
+def test_jump_to_worst_in_3d(qtbot, checkpoints):
+    a, b, arrays, changed = checkpoints
+    view = run_compare(qtbot, a, b)
+    select(qtbot, view, "layer.cube")
+    pair_view = view.pair_view
+    assert pair_view.worst_model.rowCount() == 1
+    assert pair_view.worst_model.index(0, 1).data() == "[2, 7, 9]"
+    assert pair_view.axes.fixed() == {0: 0}
+    pair_view.worst.clicked.emit(pair_view.worst_model.index(0, 0))
+    assert view.session.plane.fixed == ((0, 2),) and view.session.focus == CUBE_BUMP[1]
+    for side in ("A", "B", "Δ"):
+        assert pair_view.heatmaps[side].axes.fixed() == {0: 2}          # the same slice in all three
+    def centred() -> None:
+        (x0, x1), (y0, y1) = pair_view.view_range("Δ")
+        assert (x0 + x1) / 2 == pytest.approx(9) and (y0 + y1) / 2 == pytest.approx(7) and x1 - x0 <= 17
+
+    qtbot.waitUntil(centred, timeout=5000)
+    text = pair_view.values.text()
+    assert f"{arrays['layer.cube'][CUBE_BUMP[1]]:.7g}" in text and f"{changed['layer.cube'][CUBE_BUMP[1]]:.7g}" in text
+    assert pair_view.histogram.curves["A"].yData.sum() == arrays["layer.cube"].size
+    view.shutdown()
+
+
+def test_window_compare_tab_and_drop(qtbot, checkpoints, tmp_path):
+    from test_main_window import drop
+
+    a, b, _, _ = checkpoints
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    window.actions_.compare.trigger()
+    dialog = window.findChild(type(window), None) or next(w for w in window.children()
+                                                        if w.objectName() == "compareDialog")
+    dialog.edits["A"].setText(str(a))
+    dialog.edits["B"].setText(str(b))
+    dialog.accept()
+    qtbot.waitUntil(lambda: window.compare_views() and window.compare_views()[0].session.state == "done",
+                    timeout=20_000)
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "a.zt ⇄ b.safetensors"
+    drop(window, [b, a])
+    qtbot.waitUntil(lambda: len(window.compare_views()) == 2, timeout=5000)
+    second = window.compare_views()[1]
+    assert second.session.path_a == os.path.abspath(b)
+    qtbot.waitUntil(lambda: second.session.state == "done", timeout=20_000)
+    window.close_tab(window.tabs.indexOf(second))
+    assert len(window.compare_views()) == 1
+    window.close()
+
+
+def test_command_line_compare_option():
+    import argparse
+
+    from ztviewer import launch
+
+    captured = {}
+
+    def fake(files, new_instance=False, compare=None):
+        captured.update(files=files, compare=compare)
+        return 0
+
+    from ztviewer.gui import app
+    original = app.main
+    app.main = fake
+    try:
+        assert launch.launch_gui(["--compare", "x.zt", "y.safetensors"]) == 0
+    finally:
+        app.main = original
+    assert captured == {"files": [], "compare": ["x.zt", "y.safetensors"]}
+    assert isinstance(argparse.ArgumentParser, type)

@@ -1,0 +1,110 @@
+"""What a viewer shows of one compared pair: the difference B − A as a lazy 2-D plane, and histograms of A
+and B over one common set of bins. Pure numpy; nothing here reads more than the pixels or chunks asked for."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ztviewer.analysis.slicing import plane as plane_of
+from ztviewer.analysis.stats import array_chunks, compute_stats, histogram_of
+from ztviewer.codec.dtypes import DTYPES
+
+from .accumulate import presenter
+
+
+def _numbers(bits: np.ndarray, dtype_name: str, work: np.dtype) -> np.ndarray:
+    return np.asarray(presenter(dtype_name)(np.asarray(bits))).astype(work, copy=False)
+
+
+def work_dtype(dtype_a: str, dtype_b: str) -> np.dtype:
+    """float64, or complex128 when either side is complex: both sides are exact in it."""
+    complex_ = "complex" in (DTYPES[dtype_a].kind, DTYPES[dtype_b].kind)
+    return np.dtype(np.complex128 if complex_ else np.float64)
+
+
+class DifferencePlane:
+    """``b − a`` of two equally shaped 2-D planes of stored bits, computed only for the slices asked for.
+
+    Has ``shape``, ``dtype``, ``ndim`` and 2-D basic slicing, like the planes the heatmap reductions take
+    (:func:`ztviewer.analysis.reduce.block_reduce`).
+    """
+
+    def __init__(self, a: np.ndarray, dtype_a: str, b: np.ndarray, dtype_b: str) -> None:
+        if a.shape != b.shape:
+            raise ValueError(f"planes differ in shape: {a.shape} vs {b.shape}")
+        self.a, self.b, self.dtype_a, self.dtype_b = a, b, dtype_a, dtype_b
+        self.dtype = work_dtype(dtype_a, dtype_b)
+        self.shape = tuple(a.shape)
+        self.ndim = len(self.shape)
+
+    def __getitem__(self, key) -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _numbers(self.b[key], self.dtype_b, self.dtype) - _numbers(self.a[key], self.dtype_a, self.dtype)
+
+
+@dataclass(slots=True)
+class DifferenceData:
+    """B − A of two N-D arrays of stored bits, shown like a dense tensor (``plane``, ``value``, ``kind``)."""
+
+    a: np.ndarray
+    dtype_a: str
+    b: np.ndarray
+    dtype_b: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.a.shape)
+
+    @property
+    def dtype_name(self) -> str:
+        return "complex128" if work_dtype(self.dtype_a, self.dtype_b).kind == "c" else "float64"
+
+    @property
+    def kind(self) -> str:
+        return DTYPES[self.dtype_name].kind
+
+    @property
+    def array(self) -> DifferencePlane:
+        """The whole difference as a lazy array (only 2-D tensors and below slice like numpy)."""
+        return DifferencePlane(self.a, self.dtype_a, self.b, self.dtype_b)
+
+    def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> DifferencePlane:
+        if self.a.ndim < 2:
+            return DifferencePlane(plane_of(self.a), self.dtype_a, plane_of(self.b), self.dtype_b)
+        return DifferencePlane(plane_of(self.a, axes, fixed), self.dtype_a, plane_of(self.b, axes, fixed),
+                               self.dtype_b)
+
+    def value(self, index: tuple[int, ...]) -> object:
+        work = work_dtype(self.dtype_a, self.dtype_b)
+        a = _numbers(np.asarray(self.a[index]).reshape(1), self.dtype_a, work)
+        b = _numbers(np.asarray(self.b[index]).reshape(1), self.dtype_b, work)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (b - a)[0].item()
+
+
+@dataclass(slots=True)
+class PairHistograms:
+    """Counts of A's and B's finite values in the same ``edges`` (``None`` counts: no finite value)."""
+
+    edges: np.ndarray
+    counts_a: np.ndarray
+    counts_b: np.ndarray
+
+
+def pair_histograms(a: np.ndarray, dtype_a: str, b: np.ndarray, dtype_b: str, bins: int = 64,
+                    cancelled=None) -> PairHistograms | None:
+    """Histograms of both arrays over the common range ``[min(min a, min b), max(max a, max b)]``; complex
+    values by magnitude. ``None`` when neither side has a finite value."""
+    stats = [compute_stats(x, bins=0, dtype_name=d, cancelled=cancelled) for x, d in ((a, dtype_a), (b, dtype_b))]
+    lows = [float(s.min) for s in stats if s.finite and s.min is not None]
+    highs = [float(s.max) for s in stats if s.finite and s.max is not None]
+    if not lows or not highs:
+        return None
+    low, high = min(lows), max(highs)
+    if not high > low:
+        high = low + (abs(low) * 1e-6 or 1.0)
+    counts = [histogram_of(array_chunks(x), low, high, bins, d)[0] for x, d in ((a, dtype_a), (b, dtype_b))]
+    edges = np.histogram_bin_edges(np.zeros(0), bins, range=(low, high))
+    return PairHistograms(edges, counts[0], counts[1])

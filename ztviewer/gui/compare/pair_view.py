@@ -1,0 +1,298 @@
+"""The selected pair of a Compare tab: A, B and Δ = B − A heatmaps with linked zoom/pan and one plane for all
+three, an overlaid histogram of A and B, and the largest differences (click → that element in all three)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ztviewer.analysis.diff.planes import (
+    DifferenceData,
+    PairHistograms,
+    pair_histograms,
+)
+from ztviewer.codec.model import Tensor, TensorFile
+from ztviewer.session.comparison import ComparisonSession, Plane, plane_position
+from ztviewer.session.decode_cache import DecodedCache, shared_cache
+from ztviewer.session.inspect_data import DenseData, format_value, load_dense, view_kind
+
+from ..views.inspect import levels as lv
+from ..views.inspect.axes_panel import AxisSelector
+from ..views.inspect.heatmap import HeatmapView
+from ..views.inspect.image_plot import palette_colors, style_plot
+from ..views.inspect.runner import JobSlot
+from .pairs_model import STATUS_TEXT, verdict_color
+from .worst_model import WorstModel
+
+#: elements around a jumped-to element kept in view (each way).
+FOCUS_RADIUS = 8
+HIST_A, HIST_B = (0x29, 0x80, 0xB9), (0xE6, 0x7E, 0x22)
+
+
+@dataclass(slots=True)
+class PairData:
+    """What a selected pair's views show (loaded on a worker)."""
+
+    a: DenseData
+    b: DenseData
+    histograms: PairHistograms | None
+
+
+def load_pair(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, cache: DecodedCache | None,
+              cancelled=None) -> PairData:
+    data_a = load_dense(tf_a, a, cache=cache, cancelled=cancelled)
+    data_b = load_dense(tf_b, b, cache=cache, cancelled=cancelled)
+    histograms = pair_histograms(data_a.array, data_a.dtype_name, data_b.array, data_b.dtype_name,
+                                 cancelled=cancelled)
+    return PairData(data_a, data_b, histograms)
+
+
+class PairHistogram(pg.PlotWidget):
+    """A and B value histograms drawn over each other (same bins)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent, background=palette_colors()[0])
+        style_plot(self.getPlotItem())
+        self.setLabel("bottom", "value")
+        self.setLabel("left", "count")
+        self.addLegend(offset=(-10, 10))
+        self.curves = {}
+        for label, rgb in (("A", HIST_A), ("B", HIST_B)):
+            curve = pg.PlotDataItem(stepMode="center", fillLevel=0, brush=pg.mkBrush(*rgb, 90),
+                                    pen=pg.mkPen(*rgb, width=1.5), name=label)
+            self.addItem(curve)
+            self.curves[label] = curve
+
+    def show_histograms(self, histograms: PairHistograms | None) -> None:
+        for label in ("A", "B"):
+            if histograms is None:
+                self.curves[label].setData([], [])
+                continue
+            counts = histograms.counts_a if label == "A" else histograms.counts_b
+            self.curves[label].setData(histograms.edges, counts.astype(np.float64))
+
+
+class PairView(QWidget):
+    """Renders the selected pair of a :class:`ComparisonSession`."""
+
+    def __init__(self, session: ComparisonSession, pool=None, cache: DecodedCache | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("comparePairView")
+        self.session = session
+        self.cache = cache if cache is not None else shared_cache()
+        self.data: PairData | None = None
+        self.title = QLabel(" ")
+        self.title.setObjectName("comparePairTitle")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
+        self.axes = AxisSelector()
+        self.axes.setObjectName("compareAxes")
+        self.heatmaps = {side: HeatmapView(pool, sparse_button=False) for side in ("A", "B", "Δ")}
+        self._hidden = QWidget(self)           # each heatmap's own axis choice lives here: the shared one rules
+        self._hidden.hide()
+        for view in self.heatmaps.values():
+            own = view.layout()
+            if own is not None:
+                own.removeWidget(view.axes)
+            view.axes.setParent(self._hidden)
+        a_view = self.heatmaps["A"].image.view
+        for side in ("B", "Δ"):
+            self.heatmaps[side].image.view.setXLink(a_view)
+            self.heatmaps[side].image.view.setYLink(a_view)
+        self.values = QLabel(" ")
+        self.values.setObjectName("compareFocusValues")
+        self.values.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.histogram = PairHistogram()
+        self.worst_model = WorstModel(self)
+        self.worst = QTreeView()
+        self.worst.setObjectName("compareWorst")
+        self.worst.setModel(self.worst_model)
+        self.worst.setRootIsDecorated(False)
+        self.worst.setUniformRowHeights(True)
+        self.worst.setAlternatingRowColors(True)
+        self.worst.clicked.connect(self._worst_clicked)
+        self.worst.activated.connect(self._worst_clicked)
+        self.slot = JobSlot(pool, self)
+
+        maps = QSplitter(Qt.Orientation.Horizontal)
+        for side, view in self.heatmaps.items():
+            box = QWidget()
+            column = QVBoxLayout(box)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.setSpacing(0)
+            label = QLabel(f"<b>{side}</b>" + (" = B − A" if side == "Δ" else ""))
+            label.setObjectName(f"compareMapTitle{side}")
+            column.addWidget(label)
+            column.addWidget(view, 1)
+            maps.addWidget(box)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        worst_box = QWidget()
+        worst_layout = QVBoxLayout(worst_box)
+        worst_layout.setContentsMargins(0, 0, 0, 0)
+        worst_layout.addWidget(QLabel("Largest differences (click to show)"))
+        worst_layout.addWidget(self.worst, 1)
+        bottom.addWidget(self.histogram)
+        bottom.addWidget(worst_box)
+        bottom.setSizes([500, 400])
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(maps)
+        body.addWidget(bottom)
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 1)
+        top = QHBoxLayout()
+        top.addWidget(self.axes, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.title)
+        layout.addLayout(top)
+        layout.addWidget(body, 1)
+        layout.addWidget(self.values)
+
+        self.axes.changed.connect(self._axes_changed)
+        self.heatmaps["A"].rendered.connect(self._apply_pending_focus)
+        self._pending_focus: tuple[int, int] | None = None
+        session.selection_changed.connect(self._on_selection)
+        session.plane_changed.connect(self._on_plane)
+        session.focus_changed.connect(self._on_focus)
+        self._on_selection(session.selected)
+
+    # -- the selected pair -----------------------------------------------------------------------------------
+    def _on_selection(self, _number: int | None) -> None:
+        self.slot.cancel()
+        self.data = None
+        pair = self.session.selected_pair
+        self.worst_model.set_pair(pair)
+        self.histogram.show_histograms(None)
+        self.values.setText(" ")
+        if pair is None:
+            self.title.setText("Select a pair to see A, B and their difference")
+            self._message("")
+            return
+        colour = verdict_color(pair.verdict).name()
+        self.title.setText(f"<b>{pair.name}</b> &nbsp; <span style='color:{colour}'>{STATUS_TEXT[pair.verdict]}</span>"
+                           + (f" — {pair.reason}" if pair.reason else ""))
+        a, b = self.session.tensors()
+        if a is None or b is None or self.session.tf_a is None or self.session.tf_b is None:
+            self._message("Only one side has this tensor")
+            return
+        if view_kind(a) != "dense" or view_kind(b) != "dense":
+            self._message(f"Heatmaps show dense tensors (A is {a.layout}, B is {b.layout})")
+            return
+        tf_a, tf_b, cache = self.session.tf_a, self.session.tf_b, self.cache
+        self._message("reading…")
+        self.slot.start(lambda task: load_pair(tf_a, a, tf_b, b, cache, task.is_cancelled), self._loaded,
+                        failed=self._message)
+
+    def _message(self, text: str) -> None:
+        for view in self.heatmaps.values():
+            view.show_message(text)
+        self.axes.set_shape(())
+
+    def _loaded(self, data: PairData) -> None:
+        self.data = data
+        pair = self.session.selected_pair
+        name = pair.name if pair is not None else ""
+        self.heatmaps["A"].set_data(data.a, name + " (A)")
+        self.heatmaps["B"].set_data(data.b, name + " (B)")
+        if data.a.shape == data.b.shape:
+            delta = self.heatmaps["Δ"]
+            difference = DifferenceData(data.a.array, data.a.dtype_name, data.b.array, data.b.dtype_name)
+            delta.set_data(difference, name + " (B − A)")  # type: ignore[arg-type]  # DenseData's interface
+            if delta.data is not None and delta.data.kind != "complex":  # zero is white: signs stand out
+                delta.controls.colormap.setCurrentText(lv.DEFAULT_DIVERGING)
+        else:
+            self.heatmaps["Δ"].show_message(f"Shapes differ: {list(data.a.shape)} vs {list(data.b.shape)}")
+        self.histogram.show_histograms(data.histograms)
+        plane = self.session.plane
+        self.axes.blockSignals(True)
+        self.axes.set_shape(data.a.shape, plane.axes)
+        for axis, index in plane.fixed:
+            if axis in self.axes.fixed():
+                self.axes.set_index(axis, index)
+        self.axes.blockSignals(False)
+        self._apply_plane(plane)
+        if self.session.focus is not None:
+            self._on_focus(self.session.focus)
+
+    # -- plane and focus -------------------------------------------------------------------------------------
+    def _axes_changed(self) -> None:
+        self.session.set_plane(self.axes.axes(), self.axes.fixed())
+
+    def _on_plane(self, plane: Plane) -> None:
+        if self.axes.axes() != plane.axes or self.axes.fixed() != plane.fixed_dict():
+            self.axes.blockSignals(True)
+            if self.axes.axes() != plane.axes and len(self.axes.shape) >= 2:
+                self.axes.set_axes(*plane.axes)
+            for axis, index in plane.fixed:
+                if axis in self.axes.fixed() and self.axes.fixed()[axis] != index:
+                    self.axes.set_index(axis, index)
+            self.axes.blockSignals(False)
+        self._apply_plane(plane)
+
+    def _apply_plane(self, plane: Plane) -> None:
+        if self.data is None:
+            return
+        for view in self.heatmaps.values():
+            if view.data is None or len(view.axes.shape) < 2:
+                continue
+            if view.axes.axes() != plane.axes:
+                view.axes.set_axes(*plane.axes)
+            for axis, index in plane.fixed:
+                if view.axes.fixed().get(axis, index) != index:
+                    view.axes.set_index(axis, index)
+
+    def _worst_clicked(self, index) -> None:
+        position = self.worst_model.position(index.row())
+        if position is not None:
+            self.session.jump_to(position)
+
+    def _on_focus(self, focus: tuple[int, ...] | None) -> None:
+        if focus is None or self.data is None:
+            return
+        _, (row, col) = plane_position(self.session.plane, focus)
+        # a plane still being computed resets the view when its first image arrives: centre again then
+        self._pending_focus = (row, col) if self.heatmaps["A"].base_slot.busy else None
+        self._centre(row, col)
+        texts = [f"A{list(focus)} = {format_value(self.data.a.value(focus))}",
+                 f"B = {format_value(self.data.b.value(focus))}"]
+        delta = self.heatmaps["Δ"].data
+        if delta is not None:
+            texts.append(f"Δ = {format_value(delta.value(focus))}")
+        self.values.setText("    ".join(texts))
+
+    def _apply_pending_focus(self) -> None:
+        if self._pending_focus is not None:
+            row, col = self._pending_focus
+            self._pending_focus = None
+            self._centre(row, col)
+
+    def _centre(self, row: int, col: int) -> None:
+        view = self.heatmaps["A"]
+        rows, cols = view.image.shape
+        if not rows or not cols:
+            return
+        half_r, half_c = min(FOCUS_RADIUS, rows / 2), min(FOCUS_RADIUS, cols / 2)
+        view.image.view.setRange(QRectF(col - half_c, row - half_r, 2 * half_c, 2 * half_r), padding=0)
+
+    def view_range(self, side: str) -> tuple[list[float], list[float]]:
+        """``[[x0, x1], [y0, y1]]`` of one heatmap (tests check the link)."""
+        return self.heatmaps[side].image.view.viewRange()
+
+    def shutdown(self) -> None:
+        self.slot.shutdown()
+        for view in self.heatmaps.values():
+            view.shutdown()
+        self.session.selection_changed.disconnect(self._on_selection)
+        self.session.plane_changed.disconnect(self._on_plane)
+        self.session.focus_changed.disconnect(self._on_focus)
