@@ -250,7 +250,52 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
     s.wait(lambda: bool(done))
     s.save("08-hex-find.png")
     s.close_all()
+    shoot_compare(s, checkpoint, work)
     w.close()
+
+
+def fine_tuned(checkpoint: str, path: Path) -> str:
+    """``checkpoint`` as a safetensors file after a pretend fine-tune: two weights nudged (a block of one by a
+    known amount), the head renamed, the final norm dropped, an attribute changed."""
+    import numpy as np
+
+    from ztviewer.codec.decode import to_dense
+    from ztviewer.codec.multifile import open_path
+    from ztviewer.codec.writers.arrays import save_arrays
+
+    with open_path(checkpoint) as tf:
+        arrays = {t.name: np.array(to_dense(tf, t)) for t in tf.tensors}
+    rng = np.random.default_rng(11)
+    q = arrays["model.layers.1.self_attn.q_proj.weight"]
+    q[16:40, 8:30] += rng.normal(0, 0.02, (24, 22)).astype(q.dtype)
+    q[21, 12] += np.float16(0.75)
+    up = arrays["model.layers.2.mlp.up_proj.weight"]
+    arrays["model.layers.2.mlp.up_proj.weight"] = (up * np.float16(1.01)).astype(up.dtype)
+    arrays["output.weight"] = arrays.pop("lm_head.weight")
+    del arrays["model.norm.weight"]
+    save_arrays(path, arrays, "safetensors", attributes={"producer": "ztviewer screenshots", "step": "1200"})
+    return str(path)
+
+
+def shoot_compare(s: Shooter, checkpoint: str, work: Path) -> None:
+    """File ▸ Compare…: the checkpoint against a fine-tuned copy, the nudged weight selected and the largest
+    difference jumped to."""
+    from PySide6.QtCore import Qt
+
+    from ztviewer.gui.compare.pairs_model import FIRST_METRIC
+
+    w = s.window
+    view = w.compare_paths(checkpoint, fine_tuned(checkpoint, work / "tiny-llama-tuned.safetensors"))
+    s.wait(lambda: view.session.state == "done")
+    view.tree_b.sortByColumn(FIRST_METRIC, Qt.SortOrder.DescendingOrder)     # largest max |Δ| first
+    view.select_name("model.layers.1.self_attn.q_proj.weight")
+    s.wait(lambda: view.pair_view.data is not None)
+    pair_view = view.pair_view
+    pair_view.worst.setCurrentIndex(pair_view.worst_model.index(0, 0))
+    pair_view.worst.clicked.emit(pair_view.worst_model.index(0, 0))
+    s.pump(0.5)
+    s.save("12-compare.png")
+    s.close_all()
 
 
 def shoot_v2(s: Shooter, work: Path) -> None:

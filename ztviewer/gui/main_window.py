@@ -60,6 +60,7 @@ class MainWindow(QMainWindow):
         self.pool = pool or QThreadPool(self)
         self.last_error = ""
         self._opening: set[OpenFileTask] = set()
+        self._docks_aside: list[QDockWidget] | None = None
 
         self.tabs = QTabWidget()
         self.tabs.setObjectName("fileTabs")
@@ -139,7 +140,19 @@ class MainWindow(QMainWindow):
                                                                          min(480, bottom // 2)], Qt.Orientation.Horizontal)
             self.resizeDocks([self.problems_dock], [200], Qt.Orientation.Vertical)
 
+    def _set_file_docks_shown(self, shown: bool) -> None:
+        """A Compare tab has no use for the file docks: they step aside while it is current, and come back."""
+        if not shown and self._docks_aside is None:
+            self._docks_aside = [d for d in self.findChildren(QDockWidget) if d.isVisible()]
+            for dock in self._docks_aside:
+                dock.hide()
+        elif shown and self._docks_aside is not None:
+            for dock in self._docks_aside:
+                dock.show()
+            self._docks_aside = None
+
     def save_layout(self) -> None:
+        self._set_file_docks_shown(True)
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.setValue("view/grouped", self.actions_.group.isChecked())
@@ -433,6 +446,7 @@ class MainWindow(QMainWindow):
     # -- reacting --------------------------------------------------------------------------------------------
     def _on_tab_changed(self, *args) -> None:
         view = self.current_view()
+        self._set_file_docks_shown(not isinstance(self.tabs.currentWidget(), CompareView))
         self.problems_panel.set_model(view.problems_model if view else None)
         self.inspector.set_source(view.shown_source if view else None)
         if view is not None:

@@ -29,6 +29,7 @@ from .attributes_model import AttributeChangesModel
 from .pair_view import PairView
 from .pairs_model import (
     FIRST_B,
+    FIRST_METRIC,
     HEADERS,
     PAIR_ROLE,
     STATUS_TEXT,
@@ -101,6 +102,7 @@ class CompareView(QWidget):
         self.tree_a.selectionModel().currentRowChanged.connect(self._row_changed)
         self.model.modelReset.connect(self._restore_selection)
         self.model.layoutChanged.connect(self._restore_selection)
+        self._size_columns()
         self.attributes = QTreeView()
         self.attributes.setObjectName("compareAttributes")
         self.attributes.setModel(self.attributes_model)
@@ -139,6 +141,15 @@ class CompareView(QWidget):
         self.session.state_changed.connect(self._state_changed)
         self.session.progress.connect(self._progress)
         self._update_summary()
+
+    def _size_columns(self) -> None:
+        """Names get room, numbers their width: in characters of the font, so any scale fits."""
+        char = self.fontMetrics().horizontalAdvance("0")
+        widths = {0: 34, 1: 9, 2: 11, FIRST_B: 13, FIRST_B + 1: 30, FIRST_B + 2: 9, FIRST_B + 3: 11,
+                  FIRST_METRIC: 17, len(HEADERS) - 1: 40}
+        for column in range(len(HEADERS)):
+            tree = self.tree_a if column < FIRST_B else self.tree_b
+            tree.header().resizeSection(column, char * widths.get(column, 11))
 
     # -- running -----------------------------------------------------------------------------------------------
     def start(self) -> CompareTask:
