@@ -103,7 +103,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     warnings = len(report.problems) - errors
     verdict = "OK" if report.ok else "FAILED"
     say(f"{verdict}: {tf.path} ({kind(tf)}): {len(tf.tensors)} tensors, "
-          f"{report.tensors_decoded} decoded, {report.digests_verified} digests verified, "
+          f"{report.tensors_decoded} decoded, {report.digests_verified} digest{'' if report.digests_verified == 1 else 's'} verified, "
           f"{errors} errors, {warnings} warnings".replace(" )", ")"))
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 

@@ -135,3 +135,42 @@ def test_check_summary_says_singular_and_plural():
     assert check_summary(one) == "Checked 1 tensor in 0.50 s: 1 decoded, 1 digest verified: 1 error"
     none = CheckOutcome(CheckReport([], tensors_decoded=2, digests_verified=0), 2, 0.25)
     assert check_summary(none) == "Checked 2 tensors in 0.25 s: 2 decoded, 0 digests verified: no problems"
+
+
+def test_opening_several_files_shows_the_one_opened_last(qtbot, window, tmp_path, monkeypatch):
+    """However the parses finish, the tab in front is the last file asked for."""
+    import threading
+
+    from synthetic_files import Spec, build_file, float_bytes
+
+    from ztviewer.workers import tasks
+
+    small_done = threading.Event()
+    read = tasks.read_tensor_file
+
+    def ordered_read(path):      # the first file asked for finishes parsing last
+        if path.endswith("big.zt"):
+            small_done.wait(10)
+        result = read(path)
+        if path.endswith("small.zt"):
+            small_done.set()
+        return result
+
+    monkeypatch.setattr(tasks, "read_tensor_file", ordered_read)
+
+    big = build_file(tmp_path / "big.zt", [Spec(f"t{i}", parts={"data": float_bytes(8)}) for i in range(3000)])
+    small = build_file(tmp_path / "small.zt", [Spec("a", parts={"data": float_bytes(8)})])
+    big.close()
+    small.close()
+    window.open_paths([str(tmp_path / "big.zt"), str(tmp_path / "small.zt")])
+    qtbot.waitUntil(lambda: window.view_for(str(tmp_path / "big.zt")) is not None
+                    and window.view_for(str(tmp_path / "small.zt")) is not None, timeout=20_000)
+    assert window.current_view() is window.view_for(str(tmp_path / "small.zt"))
+    window.open_paths([str(tmp_path / "big.zt")])
+    assert window.current_view() is window.view_for(str(tmp_path / "big.zt"))
+
+
+def test_shortcut_labels_are_readable(window):
+    labels = [a.shortcut().toString() for a in window.findChildren(type(window.actions_.open))]
+    assert not any("Backtab" in label for label in labels)
+    assert window.actions_.previous_tab.shortcut().toString() == "Ctrl+PgUp"

@@ -139,5 +139,5 @@ def test_nested_attribute_values_become_subtrees():
 
     prop = value_props("Attributes", {"a": {"b": [1, 2]}, "blob": b"\x00\x01", "many": list(range(5))})
     a = prop.children[0]
-    assert (a.key, a.value, a.children[0].key, a.children[0].value) == ("a", "{1 entries}", "b", "[1, 2]")
+    assert (a.key, a.value, a.children[0].key, a.children[0].value) == ("a", "{1 entry}", "b", "[1, 2]")
     assert prop.children[1].value.startswith("<2 bytes> 00 01")

@@ -26,3 +26,12 @@ def test_twins_differing_only_in_the_middle_stay_apart():
     left = elide_dotted("model.layers.3.mlp.experts.7.down_proj.weight", fits_in(24))
     right = elide_dotted("model.layers.3.mlp.experts.8.down_proj.weight", fits_in(24))
     assert left != right and "7" in left and "8" in right
+
+
+def test_plural_and_ordinal():
+    from ztviewer.session.formatting import ordinal, plural
+
+    assert plural(1, "entry", "entries") == "1 entry" and plural(2, "entry", "entries") == "2 entries"
+    assert plural(1, "digest") == "1 digest" and plural(1000, "digest") == "1,000 digests"
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 32, 111, 112)] == \
+        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "32nd", "111th", "112th"]

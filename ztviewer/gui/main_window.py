@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
@@ -320,7 +320,10 @@ class MainWindow(QMainWindow):
         return view
 
     def _show_opened(self, placeholder: QWidget, opened: OpenedFile, requested: str) -> None:
-        view = self.show_file(opened, at=self.tabs.indexOf(placeholder))
+        # the tab in front stays in front: opening several files shows the one opened last, whichever
+        # finished parsing last
+        focus = self.tabs.currentWidget() is placeholder
+        view = self.show_file(opened, at=self.tabs.indexOf(placeholder), focus=focus)
         view.opened_as.add(requested)  # a folder or shard may open as its whole set, named by its index
         self._remove_tab_widget(placeholder)
         tf = opened.tensor_file
@@ -328,12 +331,14 @@ class MainWindow(QMainWindow):
         note = f", {errors} error{'s' if errors != 1 else ''}" if errors else ""
         self.statusBar().showMessage(f"Opened {tf.path} in {opened.seconds * 1000:.0f} ms{note}", 8000)
 
-    def show_file(self, opened: OpenedFile, at: int = -1, grouped: bool | None = None) -> FileView:
+    def show_file(self, opened: OpenedFile, at: int = -1, grouped: bool | None = None,
+                  focus: bool = True) -> FileView:
         """Show an already parsed file in a new tab (``open_path`` ends here; embedders may call it too)."""
         view = self._make_view(opened, grouped)
         index = self.tabs.insertTab(at, view, os.path.basename(opened.tensor_file.path))
         self.tabs.setTabToolTip(index, opened.tensor_file.path)
-        self.tabs.setCurrentWidget(view)
+        if focus:
+            self.tabs.setCurrentWidget(view)
         self.stack.setCurrentWidget(self.tabs)
         if os.path.isfile(opened.tensor_file.path) and not is_generation_view(opened.tensor_file):
             self.recent.add(opened.tensor_file.path)

@@ -1,7 +1,8 @@
 """Menus, toolbar and shortcuts of the main window."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -18,7 +19,7 @@ SP = QStyle.StandardPixmap
 class WindowActions:
     """Creates every action once; the window enables them according to the current tab."""
 
-    def __init__(self, window: "MainWindow") -> None:
+    def __init__(self, window: MainWindow) -> None:
         self.window = window
         style = window.style()
         w = window
@@ -69,8 +70,10 @@ class WindowActions:
                                     "Stop the running verification or check")
         self.generations = action("&Generations…", w.show_generations, None, None,
                                   "The append generations of a zTensor v2 file; open an earlier one read-only")
-        self.next_tab = action("Next File", lambda: w.cycle_tab(1), QKeySequence.StandardKey.NextChild)
-        self.previous_tab = action("Previous File", lambda: w.cycle_tab(-1), QKeySequence.StandardKey.PreviousChild)
+        # the menu shows the first binding: a readable one, not the platform's "Ctrl+Shift+Backtab"
+        self.next_tab = action("Next File", lambda: w.cycle_tab(1), ["Ctrl+PgDown", QKeySequence.StandardKey.NextChild])
+        self.previous_tab = action("Previous File", lambda: w.cycle_tab(-1),
+                                   ["Ctrl+PgUp", QKeySequence.StandardKey.PreviousChild])
         self.copy_code = action("Copy Tensor as &Code", self._copy_code, "Ctrl+Alt+C", None,
                                 "Copy Python that loads the current tensor (its format's library, else "
                                 "ztviewer.codec) for pasting into a notebook")

@@ -72,3 +72,14 @@ def short_value(value: Any, limit: int = 200) -> str:
         return value_text(value, limit)
     text = printable(value.replace("\n", " "))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 entry``, ``2 entries``, ``1,000 digests``: the count and the noun in the number it takes."""
+    return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``11th``, ``22nd``, ``32nd``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

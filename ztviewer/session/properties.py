@@ -16,6 +16,7 @@ from .formatting import (
     byte_range,
     count_text,
     exact_bytes,
+    plural,
     shape_text,
     short_value,
 )
@@ -32,7 +33,7 @@ _PART_FIELD_LABELS = {"dtype": "dtype as written", "type": "logical type", "elem
 class Prop:
     key: str
     value: str = ""
-    children: list["Prop"] = field(default_factory=list)
+    children: list[Prop] = field(default_factory=list)
 
 
 def value_props(key: str, value: Any) -> Prop:
@@ -41,12 +42,12 @@ def value_props(key: str, value: Any) -> Prop:
         children = [value_props(str(k), v) for k, v in list(value.items())[:MAX_ITEMS]]
         if len(value) > MAX_ITEMS:
             children.append(Prop("…", f"{len(value) - MAX_ITEMS:,} more"))
-        return Prop(key, f"{{{len(value)} entries}}", children)
+        return Prop(key, "{" + plural(len(value), "entry", "entries") + "}", children)
     if isinstance(value, (list, tuple)) and value and any(isinstance(v, (dict, list, tuple)) for v in value):
         children = [value_props(f"[{i}]", v) for i, v in enumerate(value[:MAX_ITEMS])]
         if len(value) > MAX_ITEMS:
             children.append(Prop("…", f"{len(value) - MAX_ITEMS:,} more"))
-        return Prop(key, f"[{len(value)} items]", children)
+        return Prop(key, "[" + plural(len(value), "item") + "]", children)
     return Prop(key, short_value(value))
 
 

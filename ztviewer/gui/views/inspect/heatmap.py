@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, render_plane
+from ztviewer.session.formatting import ordinal
 from ztviewer.session.inspect_data import DenseData, TTData, format_value
 from ztviewer.session.value_grid import PlaneCells
 
@@ -324,7 +325,7 @@ class HeatmapView(QWidget):
         if image.method == "strided":
             step = (int(image.row_edges[1] - image.row_edges[0]) if h > 1 else 1,
                     int(image.col_edges[1] - image.col_edges[0]) if w > 1 else 1)
-            return f"preview: every {step[0]}th row, {step[1]}th column · refining…"
+            return f"preview: every {ordinal(step[0])} row, {ordinal(step[1])} column · refining…"
         if image.exact:
             return f"{h} × {w}, exact values"
         bh = int(np.diff(image.row_edges).max())
