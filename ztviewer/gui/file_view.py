@@ -5,9 +5,11 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QThreadPool, QTimer
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QSplitter,
                                QToolButton, QTreeView, QVBoxLayout, QWidget)
 
-from ztviewer.codec import Component, Problem, Region, Tensor, TensorFile
-from ztviewer.session import properties
-from ztviewer.session.file_layout import FileLayout, Segment, build_layout, stored_here
+from ztviewer.codec import Component, Problem, Tensor, TensorFile
+from ztviewer.session.file_layout import FileLayout, Segment
+from ztviewer.session.file_session import FileSession, ShownBytes
+from ztviewer.session.properties import Prop
+from ztviewer.session.selection import Selection
 from ztviewer.session.tree_nodes import NodeKind, TensorGroup
 from ztviewer.workers.tasks import OpenedFile
 
@@ -36,32 +38,32 @@ class FileView(QWidget):
     status_message = Signal(str)
 
     def __init__(self, opened: OpenedFile, grouped: bool = False, pool: QThreadPool | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, session: FileSession | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("fileView")
         self._pool = pool
-        self.tensor_file: TensorFile = opened.tensor_file
-        self.layout_map: FileLayout = opened.analysis if isinstance(opened.analysis, FileLayout) \
-            else build_layout(self.tensor_file)
+        self.session = session if session is not None else FileSession(
+            opened.tensor_file, opened.analysis if isinstance(opened.analysis, FileLayout) else None)
+        self.tensor_file: TensorFile = self.session.tensor_file
         grouped = grouped or len(self.tensor_file.tensors) > AUTO_GROUP_TENSORS
-        self.tree_model = TensorTreeModel(self.tensor_file, grouped=grouped, parent=self)
+        self.tree_model = TensorTreeModel(self.tensor_file, grouped=grouped, parent=self, session=self.session)
         self.proxy = TensorFilterProxy(self)
         self.proxy.setSourceModel(self.tree_model)
         self.problems_model = ProblemsModel(self.tensor_file.all_problems(), self)
         self._scroll_hex_on_select = True
-        self._shown_source = self.tensor_file.source
-        self._stored_bytes = None     # (source, layout) the hex view showed before a part's decoded bytes
+        self._following = False          # the tree is being moved to the session's selection
+        self._decoded = None             # a compressed part whose decoded bytes the hex view shows instead
         self.opened_as: set[str] = set()
-        self._shard_layouts: dict[int, FileLayout] = {}
         self._build_widgets()
-        self.verifier = VerifyController(self.tensor_file, self.tree_model, self.problems_model, self.verify_bar,
-                                         pool, self)
+        self.verifier = VerifyController(self.session, self.problems_model, self.verify_bar, pool, self)
         self.verifier.message.connect(self.status_message)
         self.checker = CheckController(self.tensor_file, self.report_problems, self.verify_bar, pool, self)
         self.checker.message.connect(self.status_message)
         self.tree_model.names_changed.connect(self._refilter)
-        self.hex_view.set_source(self.tensor_file.source, self.layout_map)
-        self.file_map.set_layout(self.layout_map)
+        self.session.selection_changed.connect(self._render_selection)
+        self.session.shown_changed.connect(self._render_shown)
+        self.session.message.connect(self.status_message.emit)
+        self._render_shown(self.session.shown)
         self.tree.expand(self.tree.model().index(0, 0))
         self.tree.setCurrentIndex(self.tree.model().index(0, 0))
 
@@ -185,93 +187,107 @@ class FileView(QWidget):
         return True
 
     def _on_current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        """The user moved in the tree: the session selects that item."""
+        if self._following:
+            return
         source = self.to_source(current)
-        item = self.tree_model.item(source)
-        tensor = self.tree_model.tensor_of(source)
-        if tensor is not None and not stored_here(self.tensor_file, tensor):
-            self._show_shard_of(tensor)
-        here = tensor is None or (tensor.extra.get("source") or self.tensor_file.source) is self._shown_source
-        span = current.data(TreeRole.BYTE_RANGE) if here and isinstance(item, (Tensor, Component)) else None
-        if span is not None:
-            self.hex_view.set_selection(*span, scroll=self._scroll_hex_on_select)
-            self.file_map.set_selection(*span)
+        self.session.select(self.tree_model.item(source), self.tree_model.tensor_of(source))
+
+    def _render_selection(self, selection: Selection) -> None:
+        """Show the session's selection: its bytes highlighted, its row current in the tree."""
+        if selection.byte_range is not None:
+            self.hex_view.set_selection(*selection.byte_range, scroll=self._scroll_hex_on_select)
+            self.file_map.set_selection(*selection.byte_range)
         else:
             self.hex_view.clear_selection()
             self.file_map.clear_selection()
-        self.selection_changed.emit(item)
+        self._follow_in_tree(selection)
+        self.selection_changed.emit(selection.item)
+
+    def _tree_index_of(self, selection: Selection) -> QModelIndex:
+        item, tensor = selection.item, selection.tensor
+        if isinstance(item, Component) and tensor is not None:
+            return self.tree_model.index_of(tensor, item.role)
+        if isinstance(item, Tensor):
+            return self.tree_model.index_of(item)
+        if isinstance(item, TensorFile):
+            return self.tree_model.file_index()
+        return QModelIndex()      # a group: only the tree selects one, so it is current already
+
+    def _follow_in_tree(self, selection: Selection) -> None:
+        source = self._tree_index_of(selection)
+        if not source.isValid() or source == self.current_source_index():
+            return
+        self._following = True
+        try:
+            index = self.filter_switch.to_view(source)
+            if not index.isValid() and self.proxy.pattern:
+                self.filter_edit.clear()
+                self._apply_filter()
+                index = self.filter_switch.to_view(source)
+            if index.isValid():
+                self.tree.selectionModel().setCurrentIndex(
+                    index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+                self.tree.scrollTo(index)
+        finally:
+            self._following = False
+
+    def _render_shown(self, shown: ShownBytes) -> None:
+        """Point the hex view and file map at the bytes the session shows (a shard's, in a multi-file set)."""
+        self._decoded = None
+        self.hex_view.set_source(shown.source, shown.layout)
+        self.file_map.set_layout(shown.layout)
 
     @property
     def shown_source(self):
-        """The source the hex view shows: the file's own, or the current shard's in a multi-file set."""
-        return self._shown_source
+        """The source the hex view shows: the file's own, the current shard's in a multi-file set, or the decoded
+        bytes of a compressed part."""
+        return self._decoded if self._decoded is not None else self.session.shown_source
 
-    def _show_shard_of(self, tensor: Tensor) -> None:
-        """In a multi-file set, point the hex view and file map at the shard holding ``tensor``."""
-        source = self.tensor_file.source_for(tensor)
-        if source is self._shown_source:
-            return
-        layout = self._shard_layouts.get(id(source))
-        if layout is None:
-            shard_tensors = [t for t in self.tensor_file.tensors if t.extra.get("source") is source]
-            header = int.from_bytes(source.head(8), "little") if source.size >= 8 else 0
-            regions = [Region("header-length", 0, min(8, source.size), "header length"),
-                       Region("header", 8, max(0, min(header, source.size - 8)), "JSON header")]
-            shard = TensorFile(path=source.path, format="safetensors", tensors=shard_tensors, source=source,
-                               regions=regions)
-            layout = self._shard_layouts[id(source)] = build_layout(shard)
-        self._shown_source = source
-        self.hex_view.set_source(source, layout)
-        self.file_map.set_layout(layout)
-        self.layout_map = layout
-        self.status_message.emit(f"Showing the bytes of shard {tensor.extra.get('shard', source.path)}")
+    @property
+    def layout_map(self) -> FileLayout:
+        """The layout of the shown bytes."""
+        return self.session.shown.layout
 
     def show_bytes_of(self, part, layout: FileLayout | None) -> None:
         """Show a compressed part's decoded bytes (a :class:`~ztviewer.session.decoded_part.DecodedPart`) in the
-        hex view and the data inspector; ``None`` goes back to the stored bytes, with the selection shown."""
+        hex view and the data inspector; ``None`` goes back to the session's shown bytes, with the selection."""
         if part is not None:
-            if self._stored_bytes is None:
-                self._stored_bytes = (self._shown_source, self.layout_map)
-            self._shown_source = part
+            self._decoded = part
             self.hex_view.set_source(part, layout)
             self.hex_view.cursor_moved.emit(0)
             return
-        if self._stored_bytes is None:
+        if self._decoded is None:
             return
-        self._shown_source, layout = self._stored_bytes
-        self._stored_bytes = None
-        self.hex_view.set_source(self._shown_source, layout)
-        span = self.tree.currentIndex().data(TreeRole.BYTE_RANGE)
-        if span is not None and isinstance(self.current_item(), (Tensor, Component)):
-            self.hex_view.set_selection(*span)
+        self._decoded = None
+        shown = self.session.shown
+        self.hex_view.set_source(shown.source, shown.layout)
+        if self.session.selection.byte_range is not None:
+            self.hex_view.set_selection(*self.session.selection.byte_range)
         self.hex_view.cursor_moved.emit(self.hex_view.cursor_offset())
 
     def select_owner_of(self, offset: int) -> None:
-        if self._stored_bytes is not None:      # decoded bytes: their offsets are not the file's
+        if self._decoded is not None:      # decoded bytes: their offsets are not the file's
             return
-        segment = self.layout_map.segment_at(offset)
+        segment = self.session.segment_at(offset)
         if segment is not None:
             self._on_segment_clicked(segment, offset)
 
     def _on_segment_clicked(self, segment: Segment, offset: int) -> None:
-        owner = segment.owner
-        if owner is not None and owner.tensor_index is not None:
-            tensor = next((t for t in self.tensor_file.tensors if t.index == owner.tensor_index), None)
-            if tensor is not None and self.select_item(tensor, owner.role, scroll_hex=False):
-                self.hex_view.set_cursor(offset)
-                return
-        self.select_item(None, scroll_hex=False)
-        self.hex_view.set_selection(segment.offset, segment.length, scroll=False)
-        self.file_map.set_selection(segment.offset, segment.length)
+        self._scroll_hex_on_select = False
+        try:
+            self.session.select_segment(segment)
+        finally:
+            self._scroll_hex_on_select = True
         self.hex_view.set_cursor(offset)
-        self.status_message.emit(segment.describe())
 
     def select_problem(self, problem: Problem) -> None:
         """Select the problem's tensor/component and bring its byte offset into the hex view."""
-        tensor = None
-        if problem.tensor is not None:
-            tensor = next((t for t in self.tensor_file.tensors if t.name == problem.tensor), None)
-        role = problem.component if tensor is not None and problem.component in tensor.components else None
-        self.select_item(tensor, role, scroll_hex=problem.offset is None)
+        self._scroll_hex_on_select = problem.offset is None
+        try:
+            self.session.select_problem(problem)
+        finally:
+            self._scroll_hex_on_select = True
         if problem.offset is not None:
             self.go_to_offset(problem.offset)
 
@@ -279,20 +295,9 @@ class FileView(QWidget):
         self.hex_view.set_cursor(offset)
         self.hex_view.setFocus()
 
-    def properties(self) -> list[properties.Prop]:
+    def properties(self) -> list[Prop]:
         """The properties-panel rows of the current item."""
-        index = self.current_source_index()
-        item = self.tree_model.item(index)
-        size = self.tensor_file.size
-        if isinstance(item, Component):
-            tensor = self.tree_model.tensor_of(index)
-            state = self.tree_model.digest_state(tensor, item).value
-            return properties.component_props(tensor, item, self.layout_map, size, state, self.tensor_file)
-        if isinstance(item, Tensor):
-            return properties.tensor_props(item, self.layout_map, size, self.tensor_file)
-        if isinstance(item, TensorGroup):
-            return properties.group_props(item, self.tensor_file.tensors)
-        return properties.file_props(self.tensor_file, self.layout_map)
+        return self.session.properties()
 
     # -- filter and grouping ---------------------------------------------------------------------------------
     def focus_filter(self) -> None:
@@ -387,4 +392,4 @@ class FileView(QWidget):
         self.inspect.shutdown()
         self.decoded_bytes.find_bar.shutdown()
         self.hex_view.set_source(None)
-        self.tensor_file.close()
+        self.session.close()

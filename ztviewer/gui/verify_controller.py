@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
-from ztviewer.codec import Problem, Tensor, TensorFile
-from ztviewer.codec.model import Component
+from ztviewer.codec import Problem, Tensor
 from ztviewer.codec.digest_state import DigestState
+from ztviewer.codec.model import Component
+from ztviewer.session.file_session import FileSession
+from ztviewer.session.formatting import human_bytes
 from ztviewer.workers.tasks import ComponentCheck, VerifyDigestsTask
 
-from ztviewer.session.formatting import human_bytes
 from .models.problems_model import ProblemsModel
-from .models.tensor_tree import TensorTreeModel
 from .views.verify_progress import VerifyProgress
 
 
@@ -20,10 +20,11 @@ class VerifyController(QObject):
     message = Signal(str)
     ended = Signal(str)       # "finished" | "cancelled" | "failed"
 
-    def __init__(self, tensor_file: TensorFile, tree: TensorTreeModel, problems: ProblemsModel,
-                 progress: VerifyProgress, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
+    def __init__(self, session: FileSession, problems: ProblemsModel, progress: VerifyProgress,
+                 pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.tensor_file, self.tree, self.problems, self.progress = tensor_file, tree, problems, progress
+        self.session, self.problems, self.progress = session, problems, progress
+        self.tensor_file = session.tensor_file
         self.pool = pool or QThreadPool.globalInstance()
         self.task: VerifyDigestsTask | None = None
         self._added: set[Problem] = set()
@@ -44,7 +45,7 @@ class VerifyController(QObject):
         stale = {p for p in self._added if (p.tensor, p.component) in keys}
         self.problems.remove_where(stale.__contains__)
         self._added -= stale
-        self.tree.set_digest_states([(t, c.role, DigestState.initial(c)) for t, c in targets])
+        self.session.set_digest_states([(t, c.role, DigestState.initial(c)) for t, c in targets])
         task = VerifyDigestsTask(self.tensor_file, targets)
         task.signals.progress.connect(self.progress.update_progress)
         task.signals.partial.connect(self._on_checks)
@@ -68,7 +69,7 @@ class VerifyController(QObject):
             self.task.wait(timeout)
 
     def _on_checks(self, checks: list[ComponentCheck]) -> None:
-        self.tree.set_digest_states([(c.tensor, c.role, c.state) for c in checks])
+        self.session.set_digest_states([(c.tensor, c.role, c.state) for c in checks])
         problems = [c.problem for c in checks if c.problem is not None]
         self._added.update(problems)
         self.problems.add_problems(problems)

@@ -17,8 +17,9 @@ from typing import Any
 from .. import registry
 from ..errors import Cancelled, CodecError, ManifestDecodeError, UnknownFormat
 from ..formats.safetensors import parse_json
-from ..model import Problem, Severity, Tensor, TensorFile
+from ..model import Problem, Region, Severity, Tensor, TensorFile
 from ..portable import open_regular
+from ..source import Source
 from .fast_headers import read_batch
 from .shard_source import ShardSource, SourcePool
 
@@ -274,6 +275,22 @@ def _read_slow(shard: Shard, handler: registry.FormatHandler, index: int) -> Non
     shard.tensors, shard.attributes, shard.file_problems = tf.tensors, tf.attributes, tf.problems
     shard.header_length, shard.readable = tf.extra.get("header_length"), True
     shard.data_bytes = sum(c.length for c in data if c is not None)
+
+
+def shard_file(tf: TensorFile, source: Source) -> TensorFile:
+    """The part of a multi-file set stored in ``source`` as a file of its own: that shard's tensors and the regions
+    of its safetensors header (u64 length prefix, JSON header), clipped to the shard's size, for views of its
+    bytes. The header length comes from the reader; a shard it did not read has it taken from the prefix."""
+    shard = next((s for s in getattr(tf, "shards", ()) if s.source is source), None)
+    if shard is not None and shard.readable:
+        tensors, header = list(shard.tensors), shard.header_length
+    else:
+        tensors, header = [t for t in tf.tensors if t.extra_value("source") is source], None
+    if header is None:
+        header = int.from_bytes(source.head(8), "little") if source.size >= 8 else 0
+    regions = [Region("header-length", 0, min(8, source.size), "u64 LE header length"),
+               Region("header", 8, max(0, min(header, source.size - 8)), "JSON header")]
+    return TensorFile(path=source.path, format="safetensors", tensors=tensors, source=source, regions=regions)
 
 
 def placeholder(name: str, shard: Shard) -> Tensor:

@@ -14,6 +14,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.session.digest_states import DigestStates
+from ztviewer.session.file_session import FileSession
 from ztviewer.session.tree_nodes import (FILE_ID, GROUP_FLAG, SLOT_MASK, Grouping, NodeKind, TensorGroup,
                                          component_id, component_slot, kind_of, tensor_id, tensor_position)
 
@@ -34,15 +35,21 @@ class TensorTreeModel(QAbstractItemModel):
         The opened file (its tensors are never modified here).
     grouped:
         Insert one level per dotted name prefix between the file and its tensors.
+    session:
+        The file's :class:`~ztviewer.session.file_session.FileSession`, whose verification states the digest
+        column shows (a session of its own when not given).
     """
 
     names_changed = Signal()      # the edit overlay renamed tensors, or undid a rename
 
-    def __init__(self, tensor_file: TensorFile, grouped: bool = False, parent=None) -> None:
+    def __init__(self, tensor_file: TensorFile, grouped: bool = False, parent=None,
+                 session: FileSession | None = None) -> None:
         super().__init__(parent)
+        self.session = session if session is not None else FileSession(tensor_file)
         self.tensor_file = tensor_file
         self.tensors = tensor_file.tensors
-        self.digests = DigestStates(self.tensors)
+        self.digests: DigestStates = self.session.digests
+        self.session.digests_changed.connect(self._repaint_digests)
         self._position = {id(t): i for i, t in enumerate(self.tensors)}
         self._component_counts = [t.component_count for t in self.tensors]
         self._roles: dict[int, list[str]] = {}      # position -> component roles, for tensors shown expanded
@@ -169,10 +176,12 @@ class TensorTreeModel(QAbstractItemModel):
         return self.digests.of(tensor, component)
 
     def set_digest_states(self, updates: list[tuple[Tensor, str, DigestState]]) -> None:
-        """Apply verification results and repaint the digest cells of rows that can be on screen."""
-        changed = [(t, r) for t, r, s in updates if r in t.components and self.digests.set(t, t.components[r], s)]
-        if not changed:
-            return
+        """Record verification results in the session (which has the changed rows repainted)."""
+        self.session.set_digest_states(updates)
+
+    def _repaint_digests(self, updates: list[tuple[Tensor, str, DigestState]]) -> None:
+        """Repaint the digest cells of changed rows that can be on screen."""
+        changed = [(t, r) for t, r, _state in updates]
         self._digests_changed = True
         self._group_states.clear()
         rows: dict[int, list[int]] = {FILE_ID: []}    # parent node -> changed child rows
