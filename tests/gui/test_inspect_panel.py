@@ -14,7 +14,7 @@ from ztviewer.analysis.mapped import ReleasingPlane, file_mapped, release, relea
 from ztviewer.codec import open_file
 from ztviewer.gui.views.inspect.export import SliceSource, save_png, save_svg, write_csv, write_npy
 from ztviewer.session.decode_cache import DecodedCache, owned_bytes
-from ztviewer.session.inspect_data import view_kind
+from ztviewer.session.view_registry import view_kind
 
 EXPECTED_VIEW = {"dense": "heatmap", "sparse": "sparse", "tt": "tt", "structural": "note"}
 

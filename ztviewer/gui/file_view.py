@@ -120,8 +120,8 @@ class FileView(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.setSpacing(2)
         right_layout.addWidget(self.file_map)
-        self.decoded_bytes = DecodedBytes(self, self._pool)       # the hex view, with a "Decoded" switch for compressed parts
-        self.inspect = add_inspect_tab(self, right_layout, self.decoded_bytes)   # "Bytes | Inspect" tabs
+        self.decoded_bytes = DecodedBytes(self, self._pool)  # the hex view, with a "Decoded" switch for compressed parts
+        self.inspect, self.inspect_tabs = add_inspect_tab(self, right_layout, self.decoded_bytes)  # Bytes | Inspect
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
         self.splitter.addWidget(right)

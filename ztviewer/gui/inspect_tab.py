@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QBoxLayout, QTabWidget, QVBoxLayout, QWidget
 
-from ztviewer.codec.model import Tensor
+from ztviewer.session.selection import Selection
 
 if TYPE_CHECKING:
     from .views.inspect import InspectPanel
@@ -33,7 +33,7 @@ class LazyInspectPage(QWidget):
 
             panel = self._panel = InspectPanel()
             self.layout().addWidget(panel)
-            panel.set_file(self._view.tensor_file)
+            panel.set_session(self._view.session)
             panel.tensor_activated.connect(lambda tensor: self._view.select_item(tensor, scroll_hex=False))
             panel.message.connect(self._view.status_message)
             panel.problem_found.connect(lambda problem: self._view.report_problems([problem]))
@@ -49,13 +49,13 @@ class LazyInspectPage(QWidget):
         return getattr(self.panel, name)
 
 
-def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> LazyInspectPage:
-    """Put ``bytes_widget`` (the hex view) and a (lazily built) :class:`InspectPanel` in tabs added to ``layout``.
+def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> tuple[LazyInspectPage, QTabWidget]:
+    """Put ``bytes_widget`` (the hex view) and a (lazily built) :class:`InspectPanel` in tabs added to ``layout``;
+    returns the page and the tabs.
 
-    The panel follows ``view.selection_changed`` (lazily: only while its tab is in front); double-clicking a
-    tensor in the file statistics selects it
-    in the tree; the panel's messages go to ``view.status_message``. Call ``panel.shutdown()`` when the view
-    closes.
+    The panel follows the selection of ``view.session`` (lazily: only while its tab is in front); double-clicking
+    a tensor in the file statistics selects it in the tree; the panel's messages go to ``view.status_message``.
+    Call ``page.shutdown()`` when the view closes.
     """
     page = LazyInspectPage(view)
     tabs = QTabWidget()
@@ -64,16 +64,11 @@ def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> LazyInsp
     tabs.addTab(bytes_widget, "Bytes")
     tabs.addTab(page, "Inspect")
     layout.addWidget(tabs, 1)
-    view.inspect_tabs = tabs
 
     pending: list = []
 
-    def follow(item) -> None:
-        tensor = None
-        tree = getattr(view, "tree", None)
-        if tree is not None and not isinstance(item, Tensor):
-            tensor = view.tree_model.tensor_of(view.current_source_index())
-        pending[:] = [(item, tensor)]
+    def follow(selection: Selection) -> None:
+        pending[:] = [(selection.item, selection.tensor)]
         if tabs.currentWidget() is page:  # nothing is read or computed while the hex view is in front
             page.panel.show_item(*pending.pop())
 
@@ -89,6 +84,6 @@ def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> LazyInsp
             right = int(INSPECT_SHARE * total)
             splitter.setSizes([total - right, right])
 
-    view.selection_changed.connect(follow)
+    view.session.selection_changed.connect(follow)
     tabs.currentChanged.connect(widen)
-    return page
+    return page, tabs

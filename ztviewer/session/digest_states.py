@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ztviewer.codec.model import Component, Tensor
 from ztviewer.codec.digest_state import DigestState
+from ztviewer.codec.model import Component, Tensor
 
 # A parent row shows the most important state among its components (higher wins).
 PRIORITY = {DigestState.NONE: 0, DigestState.OK: 1, DigestState.UNCHECKED: 2, DigestState.INVALID: 3,

@@ -16,6 +16,7 @@ from ztviewer.codec.source import Source
 
 from . import properties
 from .digest_states import DigestStates
+from .dims import Dims
 from .events import Event
 from .file_layout import FileLayout, Segment, build_layout, stored_here
 from .selection import Item, Selection, byte_range_of
@@ -47,6 +48,8 @@ class FileSession:
         Where decoded tensor data is kept. By default the process-wide cache, so all open files share one byte
         budget; :meth:`close` drops this file's entries.
 
+    ``dims`` is the plane state of the inspect view (displayed axes, slice indices).
+
     Events: ``selection_changed(Selection)``, ``shown_changed(ShownBytes)`` (another shard's bytes are shown),
     ``digests_changed(list[(Tensor, role, DigestState)])``, ``message(str)`` (for a status line).
     """
@@ -58,6 +61,7 @@ class FileSession:
         self._shown: ShownBytes | None = None
         self.selection = Selection()
         self.digests = DigestStates(tensor_file.tensors)
+        self.dims = Dims()        # the plane of the selected tensor the inspect view shows
         self._cache = cache
         self._shard_layouts: dict[int, FileLayout] = {}
         self._by_name: dict[str, Tensor] | None = None
@@ -88,7 +92,7 @@ class FileSession:
     @property
     def cache(self) -> DecodedCache:
         if self._cache is None:
-            from .decode_cache import shared_cache   # decoding is imported when first needed, not at start-up
+            from .decode_cache import shared_cache  # decoding is imported when first needed, not at start-up
 
             self._cache = shared_cache()
         return self._cache

@@ -30,20 +30,6 @@ from .decode_cache import DecodedCache, owned_bytes
 
 Progress = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
-DENSE_LAYOUTS = ("dense",)
-SPARSE_LAYOUTS = ("sparse_csr", "sparse_coo")
-TT_LAYOUTS = ("tensor_train",)
-
-
-def view_kind(tensor: Tensor) -> str:
-    """Which view suits a tensor: ``dense``, ``sparse``, ``tt`` or ``structural`` (shown by message only)."""
-    if tensor.layout in DENSE_LAYOUTS and "data" in tensor.components and tensor.extra.get("packed") is None:
-        return "dense"
-    if tensor.layout in SPARSE_LAYOUTS:
-        return "sparse"
-    if tensor.layout in TT_LAYOUTS:
-        return "tt"
-    return "structural"
 
 
 def presentations(tensor: Tensor) -> list[str]:

@@ -1,25 +1,28 @@
-"""Choose the two displayed axes of an N-D tensor, and an index (slider + spin box) for every other axis."""
+"""Choose the two displayed axes of an N-D tensor, and an index (slider + spin box) for every other axis: the
+widgets of a :class:`~ztviewer.session.dims.Dims`."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSlider, QSpinBox, QWidget
 
+from ztviewer.session.dims import AXES, INDEX, Dims
+
 SLIDER_SETTLE_MS = 40
 
 
 class AxisSelector(QWidget):
-    """Rows / columns axis choice plus one slider and spin box per fixed axis.
+    """Renders a :class:`~ztviewer.session.dims.Dims` (napari's ``QtDims``): rows / columns axis choice plus one
+    slider and spin box per sliced axis; the user's choices go to the dims, and the widgets follow the dims.
 
     ``changed`` is emitted (coalesced over :data:`SLIDER_SETTLE_MS` while a slider is dragged) whenever the
-    displayed plane changes. ``project`` adds a checkbox-like mode where unfixed axes are summed over (used by
-    the sparse view); it is off here.
+    displayed plane changes. The dims are the widget's own unless :meth:`bind` gives it a session's.
     """
 
     changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, dims: Dims | None = None) -> None:
         super().__init__(parent)
-        self.shape: tuple[int, ...] = ()
+        self.dims = dims if dims is not None else Dims()
         self.row_axis = QComboBox()
         self.row_axis.setObjectName("rowAxis")
         self.row_axis.setToolTip("Axis shown down the rows")
@@ -46,80 +49,90 @@ class AxisSelector(QWidget):
         outer.addLayout(self._grid, 1, 0)
         self._emit_later = QTimer(self, singleShot=True, interval=SLIDER_SETTLE_MS)
         self._emit_later.timeout.connect(self.changed)
-        self.row_axis.currentIndexChanged.connect(lambda: self._axis_changed(self.row_axis, self.col_axis))
-        self.col_axis.currentIndexChanged.connect(lambda: self._axis_changed(self.col_axis, self.row_axis))
+        self.row_axis.currentIndexChanged.connect(lambda axis: self._choose(self.dims.set_row_axis, axis))
+        self.col_axis.currentIndexChanged.connect(lambda axis: self._choose(self.dims.set_col_axis, axis))
+        self.dims.changed.connect(self._on_dims_changed)
+        self._render_axes()
+
+    def bind(self, dims: Dims) -> None:
+        """Render (and change) ``dims`` from now on, e.g. the plane state of a file's session."""
+        if dims is self.dims:
+            return
+        self.dims.changed.disconnect(self._on_dims_changed)
+        self.dims = dims
+        dims.changed.connect(self._on_dims_changed)
+        self._render_axes()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.dims.shape
 
     def set_shape(self, shape: tuple[int, ...], axes: tuple[int, int] = (0, 1)) -> None:
         """A new tensor: axis choices for ``shape`` (hidden below 2-D), displayed ``axes`` selected."""
-        self.shape = tuple(int(d) for d in shape)
-        labels = [f"axis {k} ({d})" for k, d in enumerate(self.shape)]
-        for box, axis in ((self.row_axis, axes[0]), (self.col_axis, axes[1])):
-            box.blockSignals(True)
-            box.clear()
-            box.addItems(labels)
-            box.setCurrentIndex(axis if axis < len(labels) else 0)
-            box.blockSignals(False)
-        self.setVisible(len(self.shape) >= 2)
-        self._rebuild()
+        self.dims.set_shape(shape, axes)
 
     def axes(self) -> tuple[int, int]:
-        if len(self.shape) < 2:
-            return (0, 1)
-        return self.row_axis.currentIndex(), self.col_axis.currentIndex()
+        return self.dims.axes
 
     def fixed(self) -> dict[int, int]:
-        return {axis: spin.value() for axis, spin in self.spins.items()}
+        return self.dims.fixed()
 
     def index_of(self, row: int, col: int) -> tuple[int, ...]:
         """The full tensor index of plane pixel ``(row, col)``."""
-        if len(self.shape) == 0:
-            return ()
-        if len(self.shape) == 1:
-            return (col,)
-        index = [0] * len(self.shape)
-        r, c = self.axes()
-        index[r], index[c] = row, col
-        for axis, value in self.fixed().items():
-            index[axis] = value
-        return tuple(index)
+        return self.dims.index_of(row, col)
 
     def set_index(self, axis: int, value: int) -> None:
         """Move the slider of a fixed axis (emits ``changed`` at once)."""
-        self.spins[axis].setValue(value)
+        self.dims.set_index(axis, value)
         self._emit_later.stop()
         self.changed.emit()
 
     def set_axes(self, rows: int, cols: int) -> None:
-        for box, axis in ((self.row_axis, rows), (self.col_axis, cols)):
-            box.blockSignals(True)
-            box.setCurrentIndex(axis)
-            box.blockSignals(False)
-        self._rebuild()
-        self.changed.emit()
+        self.dims.set_axes(rows, cols)
 
     # -- internals -----------------------------------------------------------------------------------------
-    def _axis_changed(self, moved: QComboBox, other: QComboBox) -> None:
-        if moved.currentIndex() == other.currentIndex():  # picking the other's axis swaps the two
-            other.blockSignals(True)
-            other.setCurrentIndex(next(k for k in range(len(self.shape)) if k != moved.currentIndex())
-                                  if self._previous.get(id(moved)) is None else self._previous[id(moved)])
-            other.blockSignals(False)
+    def _choose(self, setter, axis: int) -> None:
+        if axis >= 0:
+            setter(axis)
+
+    def _on_dims_changed(self, what: str) -> None:
+        if what == INDEX:
+            for axis, value in self.dims.fixed().items():
+                spin = self.spins.get(axis)
+                if spin is not None and spin.value() != value:
+                    spin.blockSignals(True)
+                    spin.setValue(value)
+                    spin.blockSignals(False)
+                    self.sliders[axis].setValue(value)
+            self._emit_later.start()
+            return
+        self._render_axes()
+        if what == AXES:
+            self.changed.emit()
+
+    def _render_axes(self) -> None:
+        labels = [f"axis {k} ({d})" for k, d in enumerate(self.dims.shape)]
+        for box, axis in zip((self.row_axis, self.col_axis), self.dims.axes):
+            box.blockSignals(True)
+            if [box.itemText(i) for i in range(box.count())] != labels:
+                box.clear()
+                box.addItems(labels)
+            box.setCurrentIndex(axis if axis < len(labels) else 0)
+            box.blockSignals(False)
+        self.setVisible(self.dims.ndim >= 2)
         self._rebuild()
-        self.changed.emit()
 
     def _rebuild(self) -> None:
-        old = self.fixed()
         while self._grid.count():
             widget = self._grid.takeAt(0).widget()
             if widget is not None:
                 widget.deleteLater()
         self.sliders.clear()
         self.spins.clear()
-        displayed = set(self.axes()) if len(self.shape) >= 2 else set(range(len(self.shape)))
-        fixed_axes = [axis for axis in range(len(self.shape)) if axis not in displayed]
-        columns = 2 if len(fixed_axes) >= 3 else 1  # many fixed axes: two columns of sliders
-        for slot, axis in enumerate(fixed_axes):
-            extent = self.shape[axis]
+        fixed = self.dims.fixed()
+        columns = 2 if len(fixed) >= 3 else 1  # many fixed axes: two columns of sliders
+        for slot, (axis, value) in enumerate(fixed.items()):
+            extent = self.dims.shape[axis]
             row, col = divmod(slot, columns)
             col *= 3
             label = QLabel(f"axis {axis}")
@@ -130,18 +143,14 @@ class AxisSelector(QWidget):
             spin.setObjectName(f"axisSpin{axis}")
             spin.setRange(0, max(0, extent - 1))
             spin.setSuffix(f" / {extent - 1}")
-            value = min(old.get(axis, 0), max(0, extent - 1))
             slider.setValue(value)
             spin.setValue(value)
             slider.valueChanged.connect(spin.setValue)
             spin.valueChanged.connect(slider.setValue)
-            spin.valueChanged.connect(lambda *_: self._emit_later.start())
+            spin.valueChanged.connect(lambda v, a=axis: self.dims.set_index(a, v))
             self._grid.addWidget(label, row, col)
             self._grid.addWidget(slider, row, col + 1)
             self._grid.addWidget(spin, row, col + 2)
             self.sliders[axis], self.spins[axis] = slider, spin
         self._grid.setColumnStretch(1, 1)
         self._grid.setColumnStretch(4, 1 if columns == 2 else 0)
-        self._previous = {id(box): box.currentIndex() for box in (self.row_axis, self.col_axis)}
-
-    _previous: dict = {}

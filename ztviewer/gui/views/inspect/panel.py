@@ -1,12 +1,14 @@
 """The Inspect area: the right view for the selected tensor, its statistics, and the whole-file table.
 
+The view is the best fit in :attr:`InspectPanel.views` (a :class:`~ztviewer.session.view_registry.ViewRegistry`):
 dense → heatmap (or line plot), sparse_csr / sparse_coo → spy plot, tensor_train → TT browser, layouts ztviewer
-shows structurally only → a message saying so. zstd data is decoded on a worker (with progress) into the
+shows structurally only → a message saying so; more views register there with their own priorities. zstd data is decoded on a worker (with progress) into the
 shared, byte-bounded cache before it is shown.
 """
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
@@ -15,10 +17,12 @@ from ztviewer.analysis.spy_sources import DensePlaneSource
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import Component, Problem, Tensor, TensorFile
 from ztviewer.session.decode_cache import DecodedCache, shared_cache
+from ztviewer.session.file_session import FileSession
 from ztviewer.session.formatting import human_bytes, shape_text
-from ztviewer.session.structural import structural_note
 from ztviewer.session.inspect_data import (describe_error, expected_nbytes, load_dense, load_sparse, load_tt,
-                                           presentations, view_kind)
+                                           presentations)
+from ztviewer.session.structural import structural_note
+from ztviewer.session.view_registry import BUILTIN_PRIORITIES, DENSE, SPARSE, STRUCTURAL, TT, ViewRegistry, view_kind
 
 from .file_stats import FileStatsView
 from .heatmap import HeatmapView
@@ -26,6 +30,9 @@ from .runner import JobSlot
 from .sparse_view import SparseView
 from .stats_view import StatsView
 from .tt_view import TTView
+
+#: how a registered view is shown: ``show(tensor_file, tensor, presentation choices)`` (raises on damage).
+ShowView = Callable[[TensorFile, Tensor, list[str]], None]
 
 
 class InspectPanel(QWidget):
@@ -44,6 +51,7 @@ class InspectPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("inspectPanel")
         self.cache = cache if cache is not None else shared_cache()
+        self.session: FileSession | None = None
         self.tensor_file: TensorFile | None = None
         self.tensor: Tensor | None = None
         self.dtype_name: str | None = None
@@ -89,9 +97,20 @@ class InspectPanel(QWidget):
             view.message.connect(self.message)
         for slot in self.findChildren(JobSlot):   # every view's jobs: a decode error becomes a problem
             slot.problem.connect(self._report_problem)
+        self.views: ViewRegistry[ShowView] = ViewRegistry()
+        for key, show in ((DENSE, self._show_dense), (SPARSE, self._show_sparse), (TT, self._show_tt),
+                          (STRUCTURAL, self._show_structural)):
+            self.views.register(key, BUILTIN_PRIORITIES[key], show)
         self.show_note("Select a tensor to inspect its values.")
 
     # -- input ---------------------------------------------------------------------------------------------
+    def set_session(self, session: FileSession) -> None:
+        """Show the tensors of an open file's session: its decode cache, and its plane state on the heatmap."""
+        self.session = session
+        self.cache = self.stats.cache = session.cache
+        self.heatmap.axes.bind(session.dims)
+        self.set_file(session.tensor_file)
+
     def set_file(self, tensor_file: TensorFile | None) -> None:
         if tensor_file is self.tensor_file:
             return
@@ -123,28 +142,32 @@ class InspectPanel(QWidget):
         choices = presentations(tensor)
         self.dtype_name = dtype_name or choices[0]
         self.loader.cancel()
-        kind = view_kind(tensor)
-        title = f"{tensor.name}  ·  {self.dtype_name}  ·  {shape_text(tensor.shape)}  ·  {tensor.layout}"
+        entry = self.views.best(tensor)
         try:
-            if kind == "dense":
-                self._show_dense(tf, tensor, choices)
-            elif kind == "sparse":
-                self.stack.setCurrentWidget(self.sparse)
-                coo = tuple(tensor.shape) if tensor.layout == "sparse_coo" else None
-                cache = self.cache
-                self.sparse.set_sparse(title, lambda ctx: load_sparse(tf, tensor, cache=cache,
-                                                                      cancelled=ctx.is_cancelled), coo)
-            elif kind == "tt":
-                self.tt.set_data(load_tt(tf, tensor), tensor.name)
-                self.stack.setCurrentWidget(self.tt)
-            else:
-                self.show_note(structural_note(tensor))
+            (entry.view if entry is not None else self._show_structural)(tf, tensor, choices)
         except Exception as exc:  # a damaged tensor: say why, never a traceback
             if isinstance(exc, CodecError):
                 self._report_problem(exc.to_problem())
             self.show_note(f"Cannot show <b>{tensor.name}</b>: {describe_error(exc)}")
         self._stats_for = None
         self._tab_changed()
+
+    def _title(self, tensor: Tensor) -> str:
+        return f"{tensor.name}  ·  {self.dtype_name}  ·  {shape_text(tensor.shape)}  ·  {tensor.layout}"
+
+    def _show_sparse(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
+        self.stack.setCurrentWidget(self.sparse)
+        coo = tuple(tensor.shape) if tensor.layout == "sparse_coo" else None
+        cache = self.cache
+        self.sparse.set_sparse(self._title(tensor), lambda ctx: load_sparse(tf, tensor, cache=cache,
+                                                                            cancelled=ctx.is_cancelled), coo)
+
+    def _show_tt(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
+        self.tt.set_data(load_tt(tf, tensor), tensor.name)
+        self.stack.setCurrentWidget(self.tt)
+
+    def _show_structural(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
+        self.show_note(structural_note(tensor))
 
     def _show_dense(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
         dtype_name, cache = self.dtype_name, self.cache
@@ -210,7 +233,7 @@ class InspectPanel(QWidget):
                 self.stats.clear("Select a tensor to see its statistics.")
             elif key != self._stats_for:
                 self._stats_for = key
-                if view_kind(self.tensor) == "structural":
+                if view_kind(self.tensor) == STRUCTURAL:
                     self.stats.clear(f"{self.tensor.name}: no values to summarise (layout {self.tensor.layout})")
                 else:
                     self.stats.set_tensor(self.tensor_file, self.tensor, self.dtype_name)

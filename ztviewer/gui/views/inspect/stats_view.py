@@ -13,7 +13,8 @@ from ztviewer.analysis.tensor_stats import tensor_stats
 from ztviewer.codec.model import Tensor, TensorFile
 
 from ztviewer.session.decode_cache import DecodedCache
-from ztviewer.session.inspect_data import load_dense, presented_as, view_kind
+from ztviewer.session.inspect_data import load_dense, presented_as
+from ztviewer.session.view_registry import view_kind
 from ztviewer.analysis.mapped import release
 from .image_plot import palette_colors, style_plot
 from .progress import DelayedProgress
