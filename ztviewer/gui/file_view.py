@@ -1,6 +1,9 @@
 """One open file in a tab: filterable tensor tree on the left, file map and hex view on the right."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QThreadPool, QTimer, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QSplitter,
                                QToolButton, QTreeView, QVBoxLayout, QWidget)
@@ -25,6 +28,10 @@ from .views.decoded_bytes import DecodedBytes
 from .views.file_map import FileMap
 from .views.hex_view import HexView
 from .views.verify_progress import VerifyProgress
+
+if TYPE_CHECKING:
+    from .editing.session import EditSession
+    from .editing.tree_edits import TreeEditing
 
 AUTO_GROUP_TENSORS = 20_000     # files with more tensors open grouped by name prefix
 EXPAND_MATCHES = 200            # expand groups to show matches when a filter leaves at most this many
@@ -54,6 +61,8 @@ class FileView(QWidget):
         self._following = False          # the tree is being moved to the session's selection
         self._decoded = None             # a compressed part whose decoded bytes the hex view shows instead
         self.opened_as: set[str] = set()
+        self.edit_session: EditSession | None = None     # the Qt face of session.edits, once editing is enabled
+        self.tree_editing: TreeEditing | None = None
         self._build_widgets()
         self.verifier = VerifyController(self.session, self.problems_model, self.verify_bar, pool, self)
         self.verifier.message.connect(self.status_message)
@@ -344,6 +353,20 @@ class FileView(QWidget):
     def restore_manifest_order(self) -> None:
         self.tree.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.tree_model.sort(-1)
+
+    # -- editing ---------------------------------------------------------------------------------------------
+    def enable_editing(self, ask_text: Callable[[str, str, str], str | None],
+                       report: Callable[[str], None]) -> EditSession | None:
+        """Edit this file: its session's edits get an undo stack, the tree its Rename / Delete actions. Returns
+        the edit session (None for a file that cannot be read, so cannot be edited)."""
+        from .editing.session import create_session
+        from .editing.tree_edits import TreeEditing
+
+        if self.edit_session is None:
+            self.edit_session = create_session(self.session, self)
+            if self.edit_session is not None:
+                self.tree_editing = TreeEditing(self, self.edit_session, ask_text, report)
+        return self.edit_session
 
     # -- verification ----------------------------------------------------------------------------------------
     def report_problems(self, problems: list[Problem]) -> None:

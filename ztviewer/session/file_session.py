@@ -17,6 +17,7 @@ from ztviewer.codec.source import Source
 from . import properties
 from .digest_states import DigestStates
 from .dims import Dims
+from .edit_session import EditSession
 from .events import Event
 from .file_layout import FileLayout, Segment, build_layout, stored_here
 from .selection import Item, Selection, byte_range_of
@@ -48,7 +49,8 @@ class FileSession:
         Where decoded tensor data is kept. By default the process-wide cache, so all open files share one byte
         budget; :meth:`close` drops this file's entries.
 
-    ``dims`` is the plane state of the inspect view (displayed axes, slice indices).
+    ``dims`` is the plane state of the inspect view (displayed axes, slice indices); ``edits`` the unsaved edits
+    and their undo history (None for a file that could not be read).
 
     Events: ``selection_changed(Selection)``, ``shown_changed(ShownBytes)`` (another shard's bytes are shown),
     ``digests_changed(list[(Tensor, role, DigestState)])``, ``message(str)`` (for a status line).
@@ -62,6 +64,7 @@ class FileSession:
         self.selection = Selection()
         self.digests = DigestStates(tensor_file.tensors)
         self.dims = Dims()        # the plane of the selected tensor the inspect view shows
+        self.edits = EditSession(tensor_file) if tensor_file.readable else None
         self._cache = cache
         self._shard_layouts: dict[int, FileLayout] = {}
         self._by_name: dict[str, Tensor] | None = None

@@ -20,8 +20,7 @@ from PySide6.QtWidgets import (
 
 from ztviewer.codec import Tensor
 
-from .session import EditSession, create_session
-from .tree_edits import TreeEditing
+from .session import EditSession
 
 if TYPE_CHECKING:
     from ..file_view import FileView
@@ -135,16 +134,14 @@ class EditController(QObject):
     # -- tabs ------------------------------------------------------------------------------------------------
     @staticmethod
     def session_of(view: FileView | None) -> EditSession | None:
-        return getattr(view, "edit_session", None)
+        return view.edit_session if view is not None else None
 
     def attach(self, view: FileView) -> None:
-        session = create_session(view.tensor_file, view)
-        view.edit_session = session
+        session = view.enable_editing(lambda *args: self.ask_text(*args),
+                                      lambda text: self.window.show_error("Cannot edit", text))
         if session is None:
             return
         self.group.addStack(session.stack)
-        view.tree_editing = TreeEditing(view, session, lambda *args: self.ask_text(*args),
-                                        lambda text: self.window.show_error("Cannot edit", text))
         session.changed.connect(lambda v=view: self._on_changed(v))
 
     def on_tab_changed(self, view: FileView | None) -> None:
@@ -159,7 +156,7 @@ class EditController(QObject):
         session = self.session_of(view)
         scope = None
         if session is not None:
-            tensor = view.tree_model.tensor_of(view.current_source_index())
+            tensor = view.session.selection.tensor
             scope = session.current_name(tensor) if isinstance(tensor, Tensor) else None
         self.editor.set_scope(session, scope)
 
@@ -190,7 +187,7 @@ class EditController(QObject):
 
     def _tree(self, method: str) -> None:
         view = self.window.current_view()
-        editing = getattr(view, "tree_editing", None)
+        editing = view.tree_editing if view is not None else None
         if editing is not None:
             getattr(editing, method)()
 

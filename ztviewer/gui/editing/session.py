@@ -1,138 +1,135 @@
-"""One open file's edits: an :class:`EditableDocument` and the QUndoStack whose commands wrap codec commands.
-
-A codec command is applied (and so checked against the target format) *before* it is pushed: a refusal
-raises :class:`~ztviewer.codec.errors.EditRefused` to the caller and leaves the stack untouched. The undo
-command's first ``redo()`` (the push) is then a no-op; later redos re-apply, undos apply the inverse.
-"""
+"""The Qt face of one file's edits: a :class:`~ztviewer.session.edit_session.EditSession` (Qt-free, owned by
+the file's session) with its history mirrored into a ``QUndoStack`` for the Undo/Redo actions (a ``QUndoGroup``)
+and the History dock. Undo from the menu undoes in the session; an undo made on the session moves the stack."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from ztviewer.codec import TensorFile
-from ztviewer.codec.errors import EditRefused
+from ztviewer.codec import Tensor
+from ztviewer.session.edit_session import EditSession as Edits
+from ztviewer.session.edit_session import EditStep
 
 if TYPE_CHECKING:
     from ztviewer.codec.edit import Command
     from ztviewer.codec.writers.document import EditableDocument
+    from ztviewer.session.file_session import FileSession
 
 
-class CodecUndoCommand(QUndoCommand):
-    """A codec edit on the undo stack: redo = ``apply``, undo = ``inverse().apply``."""
+class MirroredStep(QUndoCommand):
+    """One step of the session's history on the stack. Its first ``redo()`` (the push) is a no-op: the session
+    applied the step already."""
 
-    def __init__(self, session: EditSession, command: Command) -> None:
-        super().__init__(command.text)
-        self.session = session
-        self.command = command
+    def __init__(self, owner: EditSession, step: EditStep) -> None:
+        super().__init__(step.text)
+        self.owner, self.step = owner, step
         self._pushed = False
 
     def redo(self) -> None:
         if self._pushed:
-            self.command.apply(self.session.doc)
+            self.owner.drive(self.owner.edits.redo)
         self._pushed = True
-        self.session.notify()
 
     def undo(self) -> None:
-        self.command.inverse().apply(self.session.doc)
-        self.session.notify()
+        self.owner.drive(self.owner.edits.undo)
 
 
 class EditSession(QObject):
-    """Edits of one tab. ``changed`` fires after every edit, undo and redo.
-
-    Files in a read-only format (sharded checkpoints, datasets, zt v2) get a zTensor v1.0 document: they can be
-    edited and saved with Save As, not written back (:attr:`writable` is False).
-
-    The document (a copy of every tensor's names and attributes) is built on first use: most files are only
-    looked at, and a 10,000-tensor copy would cost more than showing the tree.
-    """
+    """Edits of one tab. ``changed`` fires after every edit, undo, redo and change of the saved state."""
 
     changed = Signal()
 
-    def __init__(self, tensor_file: TensorFile, parent: QObject | None = None) -> None:
+    def __init__(self, edits: Edits, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.tensor_file = tensor_file
-        self._writable: bool | None = None
-        self._doc: EditableDocument | None = None
-        self.saving = False
+        self.edits = edits
+        self.following = False          # the stack is being moved to where the session's history is
+        self.driving = False            # the stack (Undo / Redo actions) is moving the session's history
         self.stack = QUndoStack(self)
-        self.stack.cleanChanged.connect(lambda clean: self.changed.emit())
+        edits.pushed.connect(self._on_pushed)
+        edits.moved.connect(self._on_moved)
+        edits.changed.connect(self._on_changed)
+        self.stack.cleanChanged.connect(self._on_clean_changed)
+
+    def _on_pushed(self, step: EditStep) -> None:
+        self.stack.push(MirroredStep(self, step))
+
+    def drive(self, move: Callable[[], None]) -> None:
+        """Undo / redo in the session because the stack moved (not when the stack is following the session)."""
+        if self.following:
+            return
+        self.driving = True
+        try:
+            move()
+        finally:
+            self.driving = False
+
+    def _on_moved(self, index: int) -> None:
+        if not self.driving and self.stack.index() != index:
+            self.following = True
+            try:
+                self.stack.setIndex(index)
+            finally:
+                self.following = False
+
+    def _on_changed(self, _: None) -> None:
+        self.changed.emit()
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        if clean and not self.edits.clean:      # setClean() on the stack: the edits were saved or discarded
+            self.edits.mark_clean()
+
+    def detach(self) -> None:
+        for event, callback in ((self.edits.pushed, self._on_pushed), (self.edits.moved, self._on_moved),
+                                (self.edits.changed, self._on_changed)):
+            event.disconnect(callback)
+
+    # -- the session's edits, as the editing widgets use them -------------------------------------------------
+    @property
+    def tensor_file(self):
+        return self.edits.tensor_file
 
     @property
     def writable(self) -> bool:
-        """Whether the file's own format can be written back (Save); otherwise only Save As."""
-        if self._writable is None:
-            from ztviewer.codec.writers.targets import target_of
-
-            try:
-                target_of(self.tensor_file)
-                self._writable = True
-            except EditRefused:
-                self._writable = False
-        return self._writable
+        return self.edits.writable
 
     @property
     def doc(self) -> EditableDocument:
-        if self._doc is None:
-            from ztviewer.codec.writers.document import EditableDocument
+        return self.edits.doc
 
-            fallback = "zt-v2" if self.tensor_file.format == "zt-v2" else "zt-v1.0"   # an earlier v2 generation
-            self._doc = EditableDocument(self.tensor_file, None if self.writable else fallback)
-        return self._doc
+    @property
+    def saving(self) -> bool:
+        return self.edits.saving
 
-    def push(self, command: Command) -> None:
-        """Apply ``command`` (raises EditRefused when refused, nothing changes) and put it on the stack."""
-        self._check_idle()
-        command.apply(self.doc)
-        self.stack.push(CodecUndoCommand(self, command))
-
-    def push_all(self, commands: list[Command], text: str) -> None:
-        """Apply several commands as one undo step (one command alone stays itself); stops at a refusal."""
-        if len(commands) == 1:
-            self.push(commands[0])
-            return
-        first, *rest = commands
-        self._check_idle()
-        first.apply(self.doc)        # a refusal of the first one leaves no empty step behind
-        self.stack.beginMacro(text)
-        try:
-            self.stack.push(CodecUndoCommand(self, first))
-            for command in rest:
-                self.push(command)
-        finally:
-            self.stack.endMacro()
-
-    def _check_idle(self) -> None:
-        if self.saving:
-            raise EditRefused("the file is being saved; edit again when the save has finished", rule="save running")
-
-    def notify(self) -> None:
-        self.changed.emit()
+    @saving.setter
+    def saving(self, value: bool) -> None:
+        self.edits.saving = value
 
     @property
     def modified(self) -> bool:
-        """Unsaved edits exist (an edit undone back to the saved state counts as clean)."""
-        return not self.stack.isClean() and self.doc.modified
+        return self.edits.modified
+
+    def push(self, command: Command) -> None:
+        """Apply ``command`` (raises EditRefused when refused, nothing changes) and put it on the stack."""
+        self.edits.push(command)
+
+    def push_all(self, commands: list[Command], text: str) -> None:
+        """Apply several commands as one undo step (one command alone stays itself); stops at a refusal."""
+        self.edits.push_all(commands, text)
 
     def mark_clean(self) -> None:
+        self.edits.mark_clean()
         self.stack.setClean()
-        self.notify()
 
-    def attributes(self, tensor: str | None) -> dict:
-        """The current attributes of the file (``tensor=None``) or of a tensor (by its current name)."""
-        if tensor is None:
-            return self.doc.attributes
-        return self.doc.find(tensor).attributes
+    def attributes(self, tensor: str | None) -> dict[str, Any]:
+        return self.edits.attributes(tensor)
 
-    def current_name(self, original) -> str | None:
-        """The current name of an original (reader) Tensor, or None when it was deleted."""
-        if self._doc is None:     # nothing edited yet
-            return original.name
-        return next((t.name for t in self.doc.tensors if t.original is original), None)
+    def current_name(self, original: Tensor) -> str | None:
+        return self.edits.current_name(original)
 
 
-def create_session(tensor_file: TensorFile, parent: QObject | None = None) -> EditSession | None:
-    """An edit session, or None for a file that could not be read (nothing to edit)."""
-    return EditSession(tensor_file, parent) if tensor_file.readable else None
+def create_session(session: FileSession, parent: QObject | None = None) -> EditSession | None:
+    """The Qt face of ``session.edits``, or None for a file that could not be read (nothing to edit)."""
+    return EditSession(session.edits, parent) if session.edits is not None else None

@@ -85,7 +85,7 @@ class TreeEditing(QObject):
         super().__init__(view)
         self.view, self.session, self.ask_text, self.report = view, session, ask_text, report
         self.overlay = TreeEditOverlay(view.tree_model, session)
-        view.tree_model.edit_overlay = self.overlay
+        view.tree_model.set_edit_overlay(self.overlay)
         self.rename_action = QAction("&Rename Tensor…", view.tree)
         self.rename_action.setShortcut("F2")
         self.rename_action.triggered.connect(self.rename_current)

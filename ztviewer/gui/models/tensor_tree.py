@@ -60,12 +60,16 @@ class TensorTreeModel(QAbstractItemModel):
         self._grouping: Grouping | None = None
         self._group_states: dict[int, DigestState] = {}
         self._components_shown: set[int] = set()   # tensors whose component rows were ever asked for
-        self.edit_overlay = None                     # set by the editing package to show unsaved renames
+        self.edit_overlay = None                     # shows unsaved renames / deletions (gui.editing.tree_edits)
         self._found: dict[int, list[Problem]] = {}  # position -> problems found after opening (decode, check)
         self._found_in_file: list[Problem] = []
         self._by_name: dict[str, int] | None = None
         if grouped:
             self._grouping = Grouping([t.name for t in self.tensors], self._rank)
+
+    def set_edit_overlay(self, overlay) -> None:
+        """Show pending renames and deletions through ``overlay`` (its ``data(index, role)`` and ``renamed()``)."""
+        self.edit_overlay = overlay
 
     # -- codec objects behind indexes --------------------------------------------------------------------
     def item(self, index: AnyIndex) -> TensorFile | TensorGroup | Tensor | Component | None:
