@@ -134,7 +134,7 @@ class EditController(QObject):
     # -- tabs ------------------------------------------------------------------------------------------------
     @staticmethod
     def session_of(view: FileView | None) -> EditSession | None:
-        return view.edit_session if view is not None else None
+        return getattr(view, "edit_session", None)      # a tab still opening holds a placeholder, not a view
 
     def attach(self, view: FileView) -> None:
         session = view.enable_editing(lambda *args: self.ask_text(*args),
@@ -187,7 +187,7 @@ class EditController(QObject):
 
     def _tree(self, method: str) -> None:
         view = self.window.current_view()
-        editing = view.tree_editing if view is not None else None
+        editing = getattr(view, "tree_editing", None)
         if editing is not None:
             getattr(editing, method)()
 
