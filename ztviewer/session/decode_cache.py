@@ -9,6 +9,7 @@ from __future__ import annotations
 import mmap
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, Hashable
 
 import numpy as np
@@ -86,14 +87,14 @@ class DecodedCache:
                 self.nbytes -= dropped
         return True
 
-    def drop(self, predicate) -> None:
+    def drop(self, predicate: Callable[[Hashable], bool]) -> None:
         """Remove every entry whose key satisfies ``predicate(key)``."""
         with self._lock:
             for key in [k for k in self._items if predicate(k)]:
                 self.nbytes -= self._items.pop(key)[1]
 
     def drop_file(self, path: str) -> None:
-        self.drop(lambda key: isinstance(key, tuple) and key and key[0] == path)
+        self.drop(lambda key: isinstance(key, tuple) and bool(key) and key[0] == path)
 
     def clear(self) -> None:
         with self._lock:

@@ -19,7 +19,7 @@ def worst(states: Iterable[DigestState]) -> DigestState:
 class DigestStates:
     """Digest state per (tensor, role); untouched components are in their initial state."""
 
-    def __init__(self, tensors: list[Tensor]) -> None:
+    def __init__(self, tensors: Iterable[Tensor]) -> None:
         self._changed: dict[tuple[int, str], DigestState] = {}
         components = recorded = 0
         for tensor in tensors:       # the digests alone: a deferred component is not built for them

@@ -80,8 +80,8 @@ class EditSession:
     def attributes(self, tensor: str | None) -> dict[str, Any]:
         """The current attributes of the file (``tensor=None``) or of a tensor (by its current name)."""
         if tensor is None:
-            return self.doc.attributes  # type: ignore[no-any-return]
-        return self.doc.find(tensor).attributes  # type: ignore[no-any-return]
+            return self.doc.attributes
+        return self.doc.find(tensor).attributes
 
     def current_name(self, original: Tensor) -> str | None:
         """The current name of an original (reader) Tensor, or None when it was deleted."""

@@ -175,7 +175,8 @@ def build_layout(tf: TensorFile) -> FileLayout:
     return FileLayout(size, starts, ends, kinds, kind_names, numbers, owners)
 
 
-def _owned_ranges(tf: TensorFile, kind_names: list[str]):
+def _owned_ranges(tf: TensorFile, kind_names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                 Owners]:
     """Columns of the regions (first), the ranges inside parts (seek tables) and the component blobs,
     unclipped and unsorted, with their owners."""
     blob_tensors, blob_roles, blob_starts, blob_ends = _blobs(tf)
@@ -247,7 +248,8 @@ def _code(kind_names: list[str], kind: str) -> int:
     return kind_names.index(kind)
 
 
-def _split_overlaps(starts, ends, kinds, numbers, owners: Owners, kind_names: list[str]):
+def _split_overlaps(starts: np.ndarray, ends: np.ndarray, kinds: np.ndarray, numbers: np.ndarray, owners: Owners,
+                    kind_names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Sorted, possibly overlapping ranges → non-overlapping ones; where several owners meet, an overlap."""
     ranges = list(zip(starts.tolist(), ends.tolist(), kinds.tolist(), numbers.tolist(), strict=True))
     points = sorted({*starts.tolist(), *ends.tolist()})

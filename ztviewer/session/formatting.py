@@ -52,7 +52,7 @@ def byte_range(offset: int, length: int) -> str:
     return f"[0x{offset:X}, 0x{offset + length:X})"
 
 
-def natural_key(text: str) -> tuple:
+def natural_key(text: str) -> tuple[int | str, ...]:
     """Sort key that puts ``layers.2`` before ``layers.10``."""
     return tuple(int(part) if part.isdigit() else part.lower() for part in _DIGITS.split(text))
 

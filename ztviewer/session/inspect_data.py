@@ -11,6 +11,7 @@ from __future__ import annotations
 import cmath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from ztviewer.codec.errors import (
 from ztviewer.codec.model import Tensor, TensorFile
 
 from .decode_cache import DecodedCache, owned_bytes
+
+if TYPE_CHECKING:
+    from ztviewer.codec.sparse import SparseCOO, SparseCSR
 
 Progress = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
@@ -95,7 +99,7 @@ class TTData:
     def kind(self) -> str:
         return "complex" if np.iscomplexobj(self.cores[0]) else "float"
 
-    def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> TTPlane:
+    def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> TTPlane | _RowPlane:
         if len(self.cores) == 1:
             return _RowPlane(TTPlane([np.ones((1, 1, 1), self.cores[0].dtype), *self.cores], (0, 1), {}))
         return TTPlane(self.cores, axes, fixed)
@@ -113,7 +117,7 @@ class _RowPlane:
     def __init__(self, inner: TTPlane) -> None:
         self.inner, self.shape, self.dtype, self.ndim = inner, inner.shape, inner.dtype, 2
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> np.ndarray:
         return self.inner[key]
 
 
@@ -194,7 +198,7 @@ def decode_component(tf: TensorFile, tensor: Tensor, role: str, *, cache: Decode
 
 
 def load_sparse(tf: TensorFile, tensor: Tensor, *, cache: DecodedCache | None = None,
-                cancelled: CancelCheck | None = None):
+                cancelled: CancelCheck | None = None) -> SparseCSR | SparseCOO:
     """The validated sparse structure (:class:`~ztviewer.codec.sparse.SparseCSR` / ``SparseCOO``), cached."""
     from ztviewer.codec.sparse import load_sparse as codec_load_sparse
 

@@ -27,7 +27,8 @@ def padding_alignment(tf: TensorFile) -> int:
     return max(min(alignment, MAX_ALIGNMENT), FORMAT_ALIGNMENT.get(tf.format, 1))
 
 
-def unowned_columns(tf: TensorFile, starts: np.ndarray, ends: np.ndarray, kind_names: list[str]):
+def unowned_columns(tf: TensorFile, starts: np.ndarray, ends: np.ndarray,
+                    kind_names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Columns of the bytes between owned ranges: zero padding up to the next alignment boundary after a
     range, gaps for the rest (everything is "unparsed" in a file the reader could not parse)."""
     size = tf.size
@@ -38,7 +39,10 @@ def unowned_columns(tf: TensorFile, starts: np.ndarray, ends: np.ndarray, kind_n
     alignment = padding_alignment(tf)
     boundaries = np.minimum(hole_ends, -(-hole_starts // alignment) * alignment)
     padded = hole_starts < boundaries
-    padded[padded] = zero_spans(tf.source, hole_starts[padded], boundaries[padded])
+    if tf.source is not None:     # a multi-file set has no bytes of its own to read
+        padded[padded] = zero_spans(tf.source, hole_starts[padded], boundaries[padded])
+    else:
+        padded[:] = False
     rest_starts = np.where(padded, boundaries, hole_starts)
     rest = rest_starts < hole_ends
     if tf.readable:

@@ -2,10 +2,11 @@
 rows particular to zTensor v2: content ids, the footer, generations, shared blobs, zstd-seekable frames."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ztviewer.codec import Component, Tensor, TensorFile
+from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.formats.zt_v2 import content_digest, object_content_digest
 from ztviewer.codec.text import printable
@@ -60,7 +61,7 @@ def _ratio(numerator: int | None, denominator: int) -> str:
         return "> 10³⁰⁸×"
 
 
-def _problems(problems) -> list[Prop]:
+def _problems(problems: Iterable[Problem]) -> list[Prop]:
     items = [Prop(p.severity.value, p.describe()) for p in problems]
     return [Prop("Problems", f"{len(items)}", items)] if items else []
 
@@ -93,7 +94,7 @@ def file_props(tf: TensorFile, layout: FileLayout | None) -> list[Prop]:
     return props + _problems(tf.problems)
 
 
-def group_props(group: TensorGroup, tensors: list[Tensor]) -> list[Prop]:
+def group_props(group: TensorGroup, tensors: Sequence[Tensor]) -> list[Prop]:
     members = [tensors[p] for p in group.members]
     stored = sum(t.stored_nbytes for t in members)
     return [Prop("Group", "", [Prop("prefix", group.prefix), Prop("tensors", f"{len(members):,}"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Sequence
+from typing import Any, Sequence
 
 from .formatting import natural_key
 
@@ -150,7 +150,7 @@ class Grouping:
             else:
                 self._tensor_place[tensor_position(child)] = (parent_id, row)
 
-    def _child_key(self, node_id: int) -> tuple:
+    def _child_key(self, node_id: int) -> tuple[int, Any]:
         if node_id & GROUP_FLAG:
             key = natural_key(self.group(node_id).label)
             return (0, _Reversed(key) if self.descending else key)
@@ -162,7 +162,7 @@ class _Reversed:
 
     __slots__ = ("key",)
 
-    def __init__(self, key: tuple) -> None:
+    def __init__(self, key: tuple[int | str, ...]) -> None:
         self.key = key
 
     def __lt__(self, other: "_Reversed") -> bool:
