@@ -56,7 +56,7 @@ class Segment:
         if self.kind == "overlap":
             return f"overlap of {', '.join(o.label for o in self.owners)}: {span}"
         if len(self.owners) > 1:
-            what = "blob" if self.kind == "shared" else self.owner.label.split(" of ", 1)[0]
+            what = "blob" if self.kind == "shared" else self.owners[0].label.split(" of ", 1)[0]
             return f"{what} shared by {', '.join(o.label.split(' of ', 1)[-1] for o in self.owners)}: {span}"
         if self.owner is not None:
             return f"{self.owner.label}: {span}"
