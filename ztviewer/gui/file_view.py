@@ -63,6 +63,7 @@ class FileView(QWidget):
         self.opened_as: set[str] = set()
         self.edit_session: EditSession | None = None     # the Qt face of session.edits, once editing is enabled
         self.tree_editing: TreeEditing | None = None
+        self.save_progress: QWidget | None = None        # the strip of a save running from this tab
         self._build_widgets()
         self.verifier = VerifyController(self.session, self.problems_model, self.verify_bar, pool, self)
         self.verifier.message.connect(self.status_message)
@@ -367,6 +368,15 @@ class FileView(QWidget):
             if self.edit_session is not None:
                 self.tree_editing = TreeEditing(self, self.edit_session, ask_text, report)
         return self.edit_session
+
+    def show_save_progress(self, strip: QWidget | None) -> None:
+        """Show the progress strip of a save from this tab below it, or remove the one shown (None)."""
+        if self.save_progress is not None:
+            self.save_progress.hide()
+            self.save_progress.deleteLater()
+        self.save_progress = strip
+        if strip is not None:
+            self.layout().addWidget(strip)
 
     # -- verification ----------------------------------------------------------------------------------------
     def report_problems(self, problems: list[Problem]) -> None:

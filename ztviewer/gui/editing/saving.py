@@ -69,19 +69,16 @@ class SaveFlow(QObject):
             replaced.hold(True)
         self.controller.update_actions()
         strip = SaveProgress(path, doc.target.label, view)
-        view.layout().addWidget(strip)
+        view.show_save_progress(strip)
         task = SaveTask(doc.with_target(doc.target), path, compact)
         strip.cancel_requested.connect(task.cancel)
         task.signals.progress.connect(strip.update_progress)
         self.tasks[id(view)] = task
-        view.save_progress = strip
 
         def ended() -> None:
             self.tasks.pop(id(view), None)
             session.saving = False
-            strip.hide()
-            strip.deleteLater()
-            view.save_progress = None
+            view.show_save_progress(None)
             if replaced is not None:
                 replaced.hold(False)
             self.controller.update_actions()
