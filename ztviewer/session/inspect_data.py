@@ -28,6 +28,7 @@ from ztviewer.codec.errors import (
 from ztviewer.codec.model import Tensor, TensorFile
 
 from .decode_cache import DecodedCache, owned_bytes
+from .view_registry import view_kind as view_kind  # decided by the view registry; re-exported for the loaders' callers
 
 if TYPE_CHECKING:
     from ztviewer.codec.sparse import SparseCOO, SparseCSR

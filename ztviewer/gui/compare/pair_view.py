@@ -24,7 +24,8 @@ from ztviewer.analysis.diff.planes import (
 from ztviewer.codec.model import Tensor, TensorFile
 from ztviewer.session.comparison import ComparisonSession, Plane, plane_position
 from ztviewer.session.decode_cache import DecodedCache, shared_cache
-from ztviewer.session.inspect_data import DenseData, format_value, load_dense, view_kind
+from ztviewer.session.inspect_data import DenseData, format_value, load_dense
+from ztviewer.session.view_registry import view_kind
 
 from ..views.inspect import levels as lv
 from ..views.inspect.axes_panel import AxisSelector
