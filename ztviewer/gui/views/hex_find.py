@@ -26,7 +26,6 @@ from ztviewer.session.find_bytes import (
 )
 
 from .hex_view import HexView
-from .inspect.runner import JobSlot
 
 KIND_LABELS = {HEX: "hex bytes", TEXT: "text (UTF-8)"}
 
@@ -82,9 +81,18 @@ class HexFindBar(QWidget):
             layout.addWidget(button)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
-        self.slot = JobSlot(pool, self)
-        self.slot.progress.connect(self._progress)
+        self._pool = pool
+        self._slot = None       # made on the first search: the inspect package (and its plots) loads only then
         self._kind_changed()
+
+    @property
+    def slot(self):
+        if self._slot is None:
+            from .inspect.runner import JobSlot
+
+            self._slot = JobSlot(self._pool, self)
+            self._slot.progress.connect(self._progress)
+        return self._slot
 
     def _action(self, text: str, keys, slot, tip: str) -> QAction:
         action = QAction(text, self)
@@ -157,7 +165,7 @@ class HexFindBar(QWidget):
         self.finished.emit(None)
 
     def cancel(self) -> None:
-        if self.slot.busy:
+        if self._slot is not None and self._slot.busy:
             self.slot.cancel()
             self._idle()
             self.status.setText("cancelled")
@@ -180,4 +188,5 @@ class HexFindBar(QWidget):
         super().keyPressEvent(event)
 
     def shutdown(self) -> None:
-        self.slot.shutdown()
+        if self._slot is not None:
+            self._slot.shutdown()
