@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 from PySide6.QtCore import QRectF, Qt
+from safetensors.numpy import save_file
 
 from ztviewer.analysis.diff import AttrKind
 from ztviewer.codec.dtypes import to_float32
@@ -234,3 +235,30 @@ def test_command_line_compare_option():
         app.main = original
     assert captured == {"files": [], "compare": ["x.zt", "y.safetensors"]}
     assert isinstance(argparse.ArgumentParser, type)
+
+
+def test_cancel_keeps_the_rows_so_far(qtbot, tmp_path):
+    arrays = {f"t{k:03d}": np.full((64, 64), k, np.float32) for k in range(200)}
+    save_file(arrays, str(tmp_path / "a.safetensors"))
+    save_file({k: v + 1 for k, v in arrays.items()}, str(tmp_path / "b.safetensors"))
+    view = CompareView(str(tmp_path / "a.safetensors"), str(tmp_path / "b.safetensors"))
+    qtbot.addWidget(view)
+    view.session.pairs_added.connect(lambda _n: view.cancel())   # cancel as soon as the first rows arrive
+    view.start()
+    qtbot.waitUntil(lambda: view.session.state == "cancelled", timeout=20_000)
+    assert 0 < view.model.rowCount() == len(view.session.pairs) < 200
+    assert not view.cancel_button.isEnabled() and "cancelled" in view.summary.text()
+    view.shutdown()
+
+
+def test_focus_marker_follows_the_element(qtbot, checkpoints):
+    a, b, _, _ = checkpoints
+    view = run_compare(qtbot, a, b)
+    select(qtbot, view, "layer.w")
+    pair_view = view.pair_view
+    view.session.jump_to(BUMP[1])
+    xs, ys = pair_view.markers["B"].getData()
+    assert pair_view.markers["B"].isVisible() and (xs.min(), xs.max(), ys.min(), ys.max()) == (19.5, 20.5, 9.5, 10.5)
+    view.session.select(None)
+    assert not pair_view.markers["Δ"].isVisible()
+    view.shutdown()

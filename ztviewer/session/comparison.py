@@ -207,10 +207,14 @@ class ComparisonSession:
         return _find(self.tf_a, pair.a), _find(self.tf_b, pair.b)
 
     def set_plane(self, axes: tuple[int, int], fixed: dict[int, int]) -> None:
-        plane = Plane(tuple(axes), tuple(sorted(fixed.items())))  # type: ignore[arg-type]
+        """Another plane chosen: the element looked at is left (unless it lies in the new plane)."""
+        plane = Plane((int(axes[0]), int(axes[1])), tuple(sorted(fixed.items())))
         if plane != self.plane:
             self.plane = plane
             self.plane_changed.emit(plane)
+            if self.focus is not None and plane_position(plane, self.focus)[0] != plane:
+                self.focus = None
+                self.focus_changed.emit(None)
 
     def jump_to(self, index: Sequence[int]) -> None:
         """Look at element ``index`` of the selected pair: its plane is shown, then the views centre on it."""

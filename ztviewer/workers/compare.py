@@ -54,7 +54,10 @@ class CompareTask(Worker):
                     done.close()
                 raise ValueError(f"{path} cannot be read" + (f": {first.describe()}" if first else ""))
             opened.append(tf)
-            self.check_cancelled()
+            if self.is_cancelled():         # nobody has the files yet: close them here
+                for done in opened:
+                    done.close()
+                self.check_cancelled()
         tf_a, tf_b = opened
         self.signals.partial.emit(ComparisonOpened(tf_a, tf_b, attribute_changes(tf_a.attributes, tf_b.attributes)))
         batch: list[PairDiff] = []
@@ -67,8 +70,8 @@ class CompareTask(Worker):
             if time.monotonic() - last >= BATCH_SECONDS:
                 self.signals.partial.emit(batch)
                 batch, last = [], time.monotonic()
-        self.check_cancelled()
         if batch:
             self.signals.partial.emit(batch)
+        self.check_cancelled()
         self.report_progress(1, 1, force=True)
         return count

@@ -107,6 +107,13 @@ class PairView(QWidget):
             if own is not None:
                 own.removeWidget(view.axes)
             view.axes.setParent(self._hidden)
+        self.markers = {}
+        for side, view in self.heatmaps.items():     # an outline around the element jumped to
+            marker = pg.PlotDataItem(pen=pg.mkPen(0x11, 0x11, 0x11, width=2.5))
+            marker.setZValue(10)
+            marker.hide()
+            view.image.plot.addItem(marker)
+            self.markers[side] = marker
         a_view = self.heatmaps["A"].image.view
         for side in ("B", "Δ"):
             self.heatmaps[side].image.view.setXLink(a_view)
@@ -176,6 +183,8 @@ class PairView(QWidget):
         self.worst_model.set_pair(pair)
         self.histogram.show_histograms(None)
         self.values.setText(" ")
+        for marker in self.markers.values():
+            marker.hide()
         if pair is None:
             self.title.setText("Select a pair to see A, B and their difference")
             self._message("")
@@ -260,11 +269,18 @@ class PairView(QWidget):
 
     def _on_focus(self, focus: tuple[int, ...] | None) -> None:
         if focus is None or self.data is None:
+            for marker in self.markers.values():
+                marker.hide()
             return
         _, (row, col) = plane_position(self.session.plane, focus)
         # a plane still being computed resets the view when its first image arrives: centre again then
         self._pending_focus = (row, col) if self.heatmaps["A"].base_slot.busy else None
         self._centre(row, col)
+        outline = ([col - 0.5, col + 0.5, col + 0.5, col - 0.5, col - 0.5],
+                   [row - 0.5, row - 0.5, row + 0.5, row + 0.5, row - 0.5])
+        for marker in self.markers.values():
+            marker.setData(*outline)
+            marker.show()
         texts = [f"A{list(focus)} = {format_value(self.data.a.value(focus))}",
                  f"B = {format_value(self.data.b.value(focus))}"]
         delta = self.heatmaps["Δ"].data
