@@ -251,7 +251,32 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
     s.save("08-hex-find.png")
     s.close_all()
     shoot_compare(s, checkpoint, work)
+    shoot_polish(s, corpus, checkpoint)
     w.close()
+
+
+def shoot_polish(s: Shooter, corpus: Path, checkpoint: str) -> None:
+    """Issue 17: Check File surfacing a decode error; the tree at 1280×800 (names shortened by segments)."""
+    w = s.window
+    damaged = corpus / "hostile" / "zt10_csr_column_out_of_range.zt"
+    if damaged.is_file():
+        s.close_all()
+        view = s.open(str(damaged))
+        w.check_file()
+        s.wait(lambda: not view.checker.running)
+        view.select_item(view.tensor_file.tensor("csr_f32_5x6"))
+        s.save("13-check-file-problem.png")
+    else:
+        print(f"skipped 13-check-file-problem.png: {damaged} not found")
+    s.close_all()
+    w.resize(1280, 800)
+    view = s.open(checkpoint)
+    w.set_grouped(False)
+    view.select_item(view.tensor_file.tensor("model.layers.2.self_attn.q_proj.weight"))
+    s.pump(0.5)
+    s.save("14-tree-1280x800.png")
+    s.close_all()
+    w.resize(WIDTH, HEIGHT)
 
 
 def fine_tuned(checkpoint: str, path: Path) -> str:

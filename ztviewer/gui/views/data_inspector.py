@@ -65,7 +65,7 @@ class DataInspector(QWidget):
         # values are never cut: every column as wide as its content (a narrow dock scrolls instead)
         for column in range(4):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._cells: dict[str, QTableWidgetItem] = {}
