@@ -17,6 +17,7 @@ from typing import Any
 from .. import registry
 from ..errors import Cancelled, CodecError, ManifestDecodeError, UnknownFormat
 from ..formats.safetensors import parse_json
+from ..huge_int import from_digits
 from ..model import Problem, Region, Severity, Tensor, TensorFile
 from ..portable import open_regular
 from ..source import Source
@@ -159,7 +160,7 @@ def read_json(path: str) -> Any:
         except ValueError:  # said again by the standard library, with line and column
             pass
     try:
-        return json.loads(data)
+        return json.loads(data, parse_int=from_digits)
     except UnicodeDecodeError as exc:
         raise ManifestDecodeError(f"{os.path.basename(path)} is not UTF-8 text: {exc.reason}", offset=exc.start,
                                   rule="JSON is UTF-8 text") from None
@@ -197,6 +198,8 @@ def open_shard(folder: str, name: str, pool: SourcePool) -> Shard:
         shard.missing = True
     except OSError as exc:
         shard.error = exc.strerror or str(exc)
+    except ValueError:  # a lone surrogate no file system encoding takes
+        shard.error = "the shard name is not valid Unicode, so no file can have it"
     else:
         real, home = os.path.realpath(path), os.path.realpath(folder)
         if os.path.commonpath([real, home]) != home:

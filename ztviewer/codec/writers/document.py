@@ -6,7 +6,6 @@ Saving turns the document into a write plan (:mod:`.plan`).
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -71,11 +70,11 @@ class DocTensor:
 
     @classmethod
     def of(cls, tensor: Tensor) -> DocTensor:
-        return cls(tensor, tensor.name, copy.deepcopy(stored_attributes(tensor)),
+        return cls(tensor, tensor.name, copy_value(stored_attributes(tensor)),
                    {role: DocComponent.of(c) for role, c in tensor.components.items()})
 
     def clone(self) -> DocTensor:
-        return replace(self, attributes=copy.deepcopy(self.attributes),
+        return replace(self, attributes=copy_value(self.attributes),
                        components={r: replace(c) for r, c in self.components.items()})
 
     @property
@@ -116,7 +115,7 @@ class EditableDocument:
         self.original = original
         self.target = target_of(original) if target is None else (
             target if isinstance(target, Target) else target_named(target))
-        self.attributes = {} if original.format in CONTAINER_ATTRIBUTES else copy.deepcopy(original.attributes)
+        self.attributes = {} if original.format in CONTAINER_ATTRIBUTES else copy_value(original.attributes)
         self.tensors = [DocTensor.of(t) for t in original.tensors]
         self.revision = 0
         self.alignment = None  # zTensor v2 blob placement (None: canonical 64 KiB)
@@ -150,7 +149,18 @@ class EditableDocument:
     def with_target(self, key: str | Target) -> EditableDocument:
         """A copy of this document (with its pending edits) to be saved in another format."""
         other = EditableDocument(self.original, key)
-        other.attributes = copy.deepcopy(self.attributes)
+        other.attributes = copy_value(self.attributes)
         other.alignment = self.alignment
         other.tensors = [t.clone() for t in self.tensors]
         return other
+
+
+def copy_value(value: Any) -> Any:
+    """A copy of a decoded attribute value that edits cannot reach back through: maps and lists are copied
+    level by level (manifest nesting is bounded), everything else is immutable and shared (strings, numbers,
+    bytes, tuples, ``cbor2.frozendict`` map keys, huge integers — which ``copy.deepcopy`` cannot all take)."""
+    if isinstance(value, dict):
+        return type(value)((key, copy_value(item)) for key, item in value.items())
+    if isinstance(value, list):
+        return [copy_value(item) for item in value]
+    return value
