@@ -5,8 +5,9 @@ process's resident set (they count in RSS / VmHWM although the page cache could 
 1 GiB tensor would look like 1 GiB of memory. :class:`ReleasingPlane` wraps a plane view of a read-only file
 map and, each time the next strip is requested, tells the kernel that the previous strip's pages are no longer
 needed (``madvise(MADV_DONTNEED)``: for a read-only shared file mapping the pages simply leave this process;
-the file's data stays in the page cache and is faulted back in if read again). Linux only; elsewhere and for
-data not backed by a file map it is a transparent pass-through.
+the file's data stays in the page cache and is faulted back in if read again; Linux only). A strided request
+spanning much of the file is read with positional reads instead (:mod:`.positional`). For data not backed by a
+file map it is a transparent pass-through.
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import mmap
 import sys
 
 import numpy as np
+
+from . import positional
 
 _MADV_DONTNEED = 4
 _PAGE = mmap.PAGESIZE
@@ -32,12 +35,7 @@ if sys.platform.startswith("linux"):
 
 def file_mapped(array: np.ndarray) -> bool:
     """Whether ``array``'s memory is a view of an ``mmap.mmap`` (never true for decoded buffers)."""
-    root = array
-    while isinstance(root, np.ndarray) and root.base is not None:
-        root = root.base
-    if isinstance(root, memoryview):
-        root = root.obj
-    return isinstance(root, mmap.mmap)
+    return positional.map_of(array) is not None
 
 
 def release(view: np.ndarray) -> None:
@@ -89,7 +87,12 @@ def _bounds(view: np.ndarray) -> tuple[int, int]:
 
 
 def _gather(view: np.ndarray) -> np.ndarray:
-    """A copy of ``view`` read in pieces of at most about :data:`SPAN` bytes of address range."""
+    """A copy of ``view``: read with positional reads where it can be (:func:`.positional.gather`: fast on a cold
+    file, nothing left resident), else through the map in pieces of at most about :data:`SPAN` bytes of address
+    range."""
+    read = positional.gather(view)
+    if read is not None:
+        return read
     axis = int(np.argmax(np.abs(view.strides)))
     step = max(1, SPAN // max(1, abs(view.strides[axis])))
     out = np.empty(view.shape, view.dtype)
@@ -104,7 +107,7 @@ def _gather(view: np.ndarray) -> np.ndarray:
 
 def releasing(plane):
     """``plane`` wrapped in :class:`ReleasingPlane` when it is a view of a file map, else ``plane`` itself."""
-    if isinstance(plane, np.ndarray) and plane.ndim == 2 and file_mapped(plane) and _libc is not None:
+    if isinstance(plane, np.ndarray) and plane.ndim == 2 and file_mapped(plane):
         return ReleasingPlane(plane)
     return plane
 

@@ -78,7 +78,8 @@ def strided_preview(plane: np.ndarray, max_rows: int, max_cols: int, *, region: 
     s1 = max(1, -(-(c1 - c0) // max_cols))
     view = np.asarray(plane[r0:r1:s0, c0:c1:s1])
     if is_identity(plane.dtype, dtype_name):
-        data = np.array(view, order="C")  # always a copy: the image must outlive the file's map
+        gathered = view.base is None and view.flags.c_contiguous and view.flags.writeable  # already a copy
+        data = view if gathered else np.array(view, order="C")  # the image must outlive the file's map
     else:
         data = presenter(plane.dtype, dtype_name, complex_mode)(view)
         data = np.ascontiguousarray(data, dtype=display_dtype(plane.dtype, dtype_name))

@@ -6,7 +6,7 @@ feature test, never by platform name, and a test that removes the calls exercise
 
 - :func:`pread`: ``os.pread`` (Unix), else ``lseek`` + ``read`` under the caller's lock; :func:`pread_into` the
   same into a caller's buffer (``os.preadv``).
-- :func:`resident_fraction`: ``mincore(2)`` through ctypes (Linux), ``None`` elsewhere.
+- :func:`resident_pages`, :func:`resident_fraction`: ``mincore(2)`` through ctypes (Linux), ``None`` elsewhere.
 - :func:`advise`: ``os.posix_fadvise`` (read-ahead hints, dropping cached pages), a no-op where it is missing.
 - :func:`copy_file_range`, :func:`sendfile`, :func:`splice`: the kernel copy calls, ``None`` when absent;
   the writer then copies through the source's memory map.
@@ -86,8 +86,9 @@ def _mincore() -> Any:
 _MINCORE: Any = None
 
 
-def resident_fraction(mapped: memoryview, offset: int, length: int) -> float | None:
-    """Share of the pages of ``mapped[offset:offset + length]`` (a view of a file map) that are in the page cache,
+def resident_pages(mapped: memoryview, offset: int, length: int) -> tuple[int, Any] | None:
+    """``(first, flags)``: whether each page of ``mapped[offset:offset + length]`` (a view of a file map) is in the
+    page cache (a numpy bool array; ``flags[k]`` is the page at byte ``first + k * mmap.PAGESIZE`` of ``mapped``),
     from ``mincore(2)`` where the system has it (Linux), else ``None``."""
     call = _mincore()
     if not call or length <= 0:
@@ -103,7 +104,13 @@ def resident_fraction(mapped: memoryview, offset: int, length: int) -> float | N
     vec = np.zeros(pages, np.uint8)
     if call(ctypes.c_void_p(start), ctypes.c_size_t(pages * page), ctypes.c_void_p(vec.ctypes.data)) != 0:
         return None
-    return float(np.count_nonzero(vec & 1)) / pages
+    return start - base, (vec & 1).astype(bool)
+
+
+def resident_fraction(mapped: memoryview, offset: int, length: int) -> float | None:
+    """Share of the pages of ``mapped[offset:offset + length]`` in the page cache (:func:`resident_pages`)."""
+    found = resident_pages(mapped, offset, length)
+    return None if found is None else float(found[1].mean())
 
 
 def advise(fd: int, offset: int, length: int, advice: str) -> bool:

@@ -5,6 +5,7 @@ import io
 import mmap
 import os
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -12,6 +13,24 @@ from . import portable
 from .errors import CodecError, OutOfBounds
 
 PREAD_LIMIT = 16 << 20  # larger reads go through the map
+
+
+_SOURCES_OF_MAPS: weakref.WeakKeyDictionary[mmap.mmap, weakref.ref[Source]] = weakref.WeakKeyDictionary()
+
+
+def source_of_map(mapped: object) -> Source | None:
+    """The open :class:`Source` whose map ``mapped`` is (so a view of it can be read with positional reads
+    instead of page faults), or ``None``."""
+    try:
+        ref = _SOURCES_OF_MAPS.get(mapped)  # type: ignore[arg-type]
+    except TypeError:  # not weakly referenceable: not a map
+        return None
+    return ref() if ref is not None else None
+
+
+def remember_map(mapped: mmap.mmap, source: Source) -> None:
+    """Let :func:`source_of_map` find ``source`` from its map (held weakly on both sides)."""
+    _SOURCES_OF_MAPS[mapped] = weakref.ref(source)
 
 
 class SourceChanged(CodecError):
@@ -126,6 +145,7 @@ class Source:
                 raise ValueError(f"{self.path} is closed")
             self.require_unchanged()  # a shorter file maps fewer bytes; pages past its end would be fatal
             self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            remember_map(self._map, self)
             self._buffer = memoryview(self._map)
         return self._buffer
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from ..errors import CodecError
 from ..portable import open_regular, open_regular_fd
-from ..source import Source, file_stamp
+from ..source import Source, file_stamp, remember_map
 
 HEAD_BYTES = 4096
 MAX_HEAD_BYTES = 16 << 20  # a longer safetensors header is read through the map
@@ -107,6 +107,7 @@ class ShardSource(Source):
                                        f"({self._stamp[0]} → {stat.st_size} bytes); open the set again",
                                        rule="shards must not change while open")
                 self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+                remember_map(self._map, self)
             except BaseException:
                 file.close()
                 raise
