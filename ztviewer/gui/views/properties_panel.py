@@ -6,7 +6,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeWidget, QTree
 
 from ztviewer.session.properties import Prop
 
-_EXPANDED = {"File", "Group", "Manifest", "Component", "Derived", "Problems", "Attributes"}
+_EXPANDED = {"File", "Group", "Manifest", "Component", "Derived", "Problems", "Attributes", "zTensor v2"}
+_EXPANDED_CHILDREN = {("zTensor v2", "generations")}
 
 
 class PropertiesPanel(QTreeWidget):
@@ -43,7 +44,7 @@ class PropertiesPanel(QTreeWidget):
             parent.addChild(item)
         for child in prop.children:
             self._add(item, child)
-        if parent is None and prop.key in _EXPANDED:
+        if (prop.key in _EXPANDED if parent is None else (parent.text(0), prop.key) in _EXPANDED_CHILDREN):
             item.setExpanded(True)
 
     def value_of(self, *path: str) -> str | None:
