@@ -31,6 +31,7 @@ from ztviewer.session.zt_v2_facts import (
 )
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
+from .changed_on_disk import DiskWatcher
 from .compare.compare_view import CompareView
 from .editing.controller import EditController
 from .file_view import FileView
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         self.actions_.build_menus()
         self.editing = EditController(self)
         self.editing.install()
+        self.disk_watch = DiskWatcher(self)
         self.welcome.open_button.clicked.connect(self.show_open_dialog)
         self.recent = RecentFiles(self.settings, self.actions_.recent_menu, self)
         self.recent.open_requested.connect(self.open_path)

@@ -90,6 +90,10 @@ class EditSession:
         return next((t.name for t in self.doc.tensors if t.original is original), None)
 
     # -- editing ---------------------------------------------------------------------------------------------
+    def applied_steps(self) -> tuple[EditStep, ...]:
+        """The steps in effect now (undone ones excluded), oldest first: what a reload re-applies."""
+        return tuple(self._steps[:self._index])
+
     def push(self, command: Command) -> EditStep:
         """Apply ``command`` (raises EditRefused when refused, nothing changes) and add it to the history."""
         return self.push_all([command], command.text)

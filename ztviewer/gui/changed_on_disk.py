@@ -1,0 +1,107 @@
+"""Telling the user when an open file changes on disk, and reloading it without losing unsaved edits.
+
+Another program may truncate or rewrite a file this window shows. The codec then refuses to read it
+(:class:`~ztviewer.codec.source.SourceChanged`, never SIGBUS), and this watcher, polling every open tab's file
+(``fstat``: size, modification time, inode), says so once per file and offers Reload. Reloading reads the file
+again and applies the tab's unsaved edits (the steps in effect) to the new document, so nothing typed is lost.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QMessageBox
+
+from ztviewer.codec import TensorFile
+from ztviewer.codec.errors import CodecError
+
+if TYPE_CHECKING:
+    from ztviewer.session.edit_session import EditStep
+    from ztviewer.workers.tasks import OpenedFile
+
+    from .file_view import FileView
+    from .main_window import MainWindow
+
+POLL_MS = 2000
+
+
+def changed_on_disk(tf: TensorFile) -> str | None:
+    """Why the file (or a shard of a set) no longer matches what was read, or ``None``."""
+    sources = [tf.source] if tf.source is not None else [s.source for s in getattr(tf, "shards", ())]
+    for source in sources:
+        why = source.changed() if source is not None else None
+        if why is not None:
+            return why if len(sources) == 1 else f"{os.path.basename(source.path)}: {why}"
+    return None
+
+
+class DiskWatcher(QObject):
+    """Polls the files of the window's tabs; one warning per changed file, with Reload."""
+
+    def __init__(self, window: MainWindow, interval_ms: int = POLL_MS) -> None:
+        super().__init__(window)
+        self.window = window
+        self._told: set[int] = set()        # id() of the TensorFile objects already reported
+        self.timer = QTimer(self)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self.poll)
+        self.timer.start()
+        self.box: QMessageBox | None = None
+
+    def poll(self) -> None:
+        for view in self.window.file_views():
+            tf = view.tensor_file
+            if id(tf) in self._told:
+                continue
+            why = changed_on_disk(tf)
+            if why is not None:
+                self._told.add(id(tf))
+                self.offer_reload(view, why)
+
+    def offer_reload(self, view: FileView, why: str) -> None:
+        path = view.tensor_file.path
+        session = getattr(view, "edit_session", None)
+        edits = session is not None and session.modified
+        self.window.statusBar().showMessage(f"{path} changed on disk: {why}", 0)
+        box = QMessageBox(QMessageBox.Icon.Warning, "File changed on disk",
+                          f"{os.path.basename(path)} changed on disk: {why}.", parent=self.window)
+        box.setInformativeText("What is shown no longer matches the file, and reading it stops with an error. "
+                               + ("Reload reads it again and applies your unsaved edits to it."
+                                  if edits else "Reload reads it again."))
+        reload = box.addButton("Reload", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Keep showing", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(reload)
+        box.finished.connect(lambda _: self._answered(box, reload, view))
+        self.box = box
+        box.open()
+
+    def _answered(self, box: QMessageBox, reload: object, view: FileView) -> None:
+        self.box = None
+        if box.clickedButton() is reload:
+            self.reload(view)
+
+    def reload(self, view: FileView) -> None:
+        """Read the file again in the same tab, then apply the edits that were in effect."""
+        session = getattr(view, "edit_session", None)
+        steps = session.edits.applied_steps() if session is not None else ()
+        self.window._start_open(view.tensor_file.path, view, lambda opened: self._reloaded(view, opened, steps))
+
+    def _reloaded(self, old: FileView, opened: OpenedFile, steps: tuple[EditStep, ...]) -> None:
+        at = self.window.tabs.indexOf(old)
+        self.window._replace_view(old, opened)
+        view = self.window.tabs.widget(at)
+        session = getattr(view, "edit_session", None)
+        if session is None or not steps:
+            return
+        refused = []
+        for step in steps:
+            try:
+                session.edits.push_all(step.commands, step.text)
+            except CodecError as exc:  # an edit the new file cannot take (a tensor is gone): say which
+                refused.append(f"{step.text}: {exc}")
+        if refused:
+            self.window.show_error("Some edits could not be applied again", "\n".join(refused))
+        else:
+            self.window.statusBar().showMessage(f"Reloaded {opened.tensor_file.path}; {len(steps)} unsaved "
+                                                f"edit(s) applied again", 8000)
