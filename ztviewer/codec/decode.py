@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Callable, Iterator
+from typing import IO, Callable, Iterator, cast
 
 import numpy as np
 import zstandard
@@ -171,8 +171,9 @@ def _stored_stream(tf: TensorFile, tensor: Tensor, component: Component) -> Rang
                                         component=component.role)
 
 
-def _open_zstd(stored: memoryview | RangeReader):
-    return zstandard.ZstdDecompressor().stream_reader(stored, read_across_frames=True, closefd=False)
+def _open_zstd(stored: memoryview | RangeReader) -> zstandard.ZstdDecompressionReader:
+    source = stored if isinstance(stored, memoryview) else cast(IO[bytes], stored)
+    return zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True, closefd=False)
 
 
 def _fill(reader, target: memoryview) -> int:

@@ -91,7 +91,7 @@ def _render(value: Any, budget: int, depth: int) -> str:
 
 
 def _first_items(items: Any, budget: int) -> list[Any]:
-    first = []
+    first: list[Any] = []
     for item in items:
         if len(first) >= min(_CONTAINER_ITEMS, max(1, budget // 4)):
             break
