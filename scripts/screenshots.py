@@ -252,7 +252,24 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
     s.close_all()
     shoot_compare(s, checkpoint, work)
     shoot_polish(s, corpus, checkpoint)
+    shoot_help(s, checkpoint)
     w.close()
+
+
+def shoot_help(s: Shooter, checkpoint: str) -> None:
+    """Help ▸ Keyboard Shortcuts (read from the actions, a file open so the views' keys are listed too) and
+    Help ▸ Quick Guide, each grabbed as its own window."""
+    s.close_all()
+    s.open(checkpoint)
+    for name, show in (("15-keyboard-shortcuts.png", s.window.show_shortcuts),
+                       ("16-quick-guide.png", s.window.show_quick_guide)):
+        dialog = show()
+        s.pump(0.3)
+        target = s.out / name
+        dialog.grab().save(str(target))
+        print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+        dialog.close()
+    s.close_all()
 
 
 def shoot_polish(s: Shooter, corpus: Path, checkpoint: str) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from PySide6.QtCore import QSettings, Qt, QThreadPool
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
+    QDialog,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -200,16 +201,23 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str) -> OpenFileTask | None:
         """Open a file in a new tab (parsed on a worker); an already open file just comes to the front."""
         path = os.path.abspath(os.fspath(path))
-        existing = self.view_for(path)
+        existing = self.view_for(path) or self._placeholder_for(path)   # open, or still being parsed
         if existing is not None:
             self.tabs.setCurrentWidget(existing)
             return None
         placeholder = QLabel(f"Opening {path}…")
         placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        placeholder.setProperty("openingPath", _file_key(path))
         self.tabs.addTab(placeholder, os.path.basename(path))
         self.tabs.setCurrentWidget(placeholder)
         self.stack.setCurrentWidget(self.tabs)
         return self._start_open(path, placeholder, lambda opened: self._show_opened(placeholder, opened, path))
+
+    def _placeholder_for(self, path: str) -> QWidget | None:
+        """The tab of ``path`` while it is still being parsed."""
+        key = _file_key(path)
+        return next((w for w in (self.tabs.widget(i) for i in range(self.tabs.count()))
+                     if isinstance(w, QLabel) and w.property("openingPath") == key), None)
 
     # -- comparing -------------------------------------------------------------------------------------------
     def show_compare_dialog(self) -> None:
@@ -442,6 +450,22 @@ class MainWindow(QMainWindow):
         box.setObjectName("errorMessage")
         box.finished.connect(box.deleteLater)
         box.open()
+
+    def show_shortcuts(self) -> QDialog:
+        """Help ▸ Keyboard Shortcuts: read from the actions the window and its open views have now."""
+        from .dialogs.help import ShortcutsDialog
+
+        return self._show_help(ShortcutsDialog(self))
+
+    def show_quick_guide(self) -> QDialog:
+        from .dialogs.help import QuickGuideDialog
+
+        return self._show_help(QuickGuideDialog(self))
+
+    def _show_help(self, dialog: QDialog) -> QDialog:
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     def show_about(self) -> None:
         box = QMessageBox(QMessageBox.Icon.Information, "About ztviewer",

@@ -10,6 +10,28 @@ KEY = "recent/files"
 LIMIT = 12
 
 
+def distinguishing_labels(paths: list[str]) -> list[str]:
+    """Menu labels for ``paths``: the file name, and for names that occur more than once the shortest run of
+    parent folders that tells that path from the others ('model.zt — run1', 'model.zt — b/run1')."""
+    split = [_components(p) for p in paths]
+    labels: list[str] = []
+    for index, parts in enumerate(split):
+        twins = [other for i, other in enumerate(split) if i != index and other[-1:] == parts[-1:]]
+        if not twins:
+            labels.append(parts[-1] if parts else paths[index])
+            continue
+        depth = next((k for k in range(2, len(parts) + 1) if all(other[-k:] != parts[-k:] for other in twins)),
+                     None)
+        folder = os.path.join(*parts[-depth:-1]) if depth is not None else os.path.dirname(paths[index])
+        labels.append(f"{parts[-1]} — {folder}")
+    return labels
+
+
+def _components(path: str) -> list[str]:
+    _drive, rest = os.path.splitdrive(os.path.normpath(path))
+    return [part for part in rest.replace("\\", "/").split("/") if part]
+
+
 class RecentFiles(QObject):
     """Most recently opened paths, newest first; fills ``menu`` and emits ``open_requested(path)``."""
 
@@ -25,7 +47,7 @@ class RecentFiles(QObject):
         value = self.settings.value(KEY, [])
         if isinstance(value, str):   # QSettings returns a lone string for a one-element list (INI format)
             value = [value]
-        return [str(v) for v in value or []]
+        return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
     def add(self, path: str) -> None:
         path = os.path.abspath(path)
@@ -40,8 +62,9 @@ class RecentFiles(QObject):
     def _rebuild(self) -> None:
         self.menu.clear()
         paths = self.paths()
-        for number, path in enumerate(paths, 1):
-            label = f"&{number} {os.path.basename(path)}" if number < 10 else os.path.basename(path)
+        for number, (path, name) in enumerate(zip(paths, distinguishing_labels(paths)), 1):
+            name = name.replace("&", "&&")
+            label = f"&{number} {name}" if number < 10 else name
             action = self.menu.addAction(label)
             action.setToolTip(path)
             action.setStatusTip(path)

@@ -83,6 +83,10 @@ class WindowActions:
                                       "Next match after the hex cursor")
         self.find_previous_bytes = action("Find Previous Bytes", lambda: self._find_bar("find_previous"),
                                           "Shift+F3", None, "Previous match before the hex cursor")
+        self.quick_guide = action("&Quick Guide", w.show_quick_guide, "F1", None,
+                                  "What to click: open, tree, bytes, inspect, problems, check, verify, edit, save")
+        self.shortcuts_help = action("&Keyboard Shortcuts", w.show_shortcuts, "Ctrl+F1", None,
+                                     "Every keyboard shortcut of the window and the open views")
         self.about = action("&About ztviewer", w.show_about)
         self.about.setMenuRole(QAction.MenuRole.AboutRole)
         self.file_actions = [self.reload, self.close, self.find, self.goto, self.group, self.manifest_order,
@@ -129,6 +133,9 @@ class WindowActions:
         tools_menu.addAction(self.verify_selection)
         tools_menu.addAction(self.cancel_verify)
         help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.quick_guide)
+        help_menu.addAction(self.shortcuts_help)
+        help_menu.addSeparator()
         help_menu.addAction(self.about)
 
     def _code_target(self):
