@@ -83,13 +83,13 @@ class HexFindBar(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         self._pool = pool
-        self._slot = None       # made on the first search: the inspect package (and its plots) loads only then
+        self._slot = None
         self._kind_changed()
 
     @property
-    def slot(self):
+    def slot(self):  # made on first use: most windows never search
         if self._slot is None:
-            from .inspect.runner import JobSlot
+            from ztviewer.workers.job_slot import JobSlot
 
             self._slot = JobSlot(self._pool, self)
             self._slot.progress.connect(self._progress)
