@@ -14,6 +14,8 @@ import os
 import struct
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,23 +73,50 @@ def _safetensors(tmpdir: Path, size: int) -> Path:
     return path
 
 
+def _settle_unlinks() -> None:
+    """Wait for replaced files being unlinked in the background (not part of either side's time)."""
+    for thread in threading.enumerate():
+        if thread.name == "ztviewer-unlink-replaced":
+            thread.join()
+
+
 def bench_save_as(tmpdir: Path, quick: bool, size: int | None = None) -> dict[str, Any]:
+    """Save-as over an existing file of the same size vs ``cp`` + fsync to a fresh target (the reference's old copy
+    is removed before its clock starts; our replaced file is freed in the background, as in the app)."""
     src = _big_zt(tmpdir, size, quick)
     out, copy = tmpdir / "saved_as.zt", tmpdir / "cp_copy.zt"
 
-    def ours() -> None:
+    def ours() -> float:
+        _settle_unlinks()
+        start = time.perf_counter()
         with open_file(src) as tf:
             doc = EditableDocument(tf)
             SetFileAttribute("description", "benchmark edit").apply(doc)
             save(doc, out)
+        return time.perf_counter() - start
 
-    repeats = 2 if quick else 5
-    t_ours, t_ref = best_of(ours, lambda: _cp(src, copy, fsync=True), repeats=repeats)
-    _, t_plain = best_of(ours, lambda: _cp(src, copy, fsync=False), repeats=1, warmup=False)
+    def reference(fsync: bool = True) -> float:
+        copy.unlink(missing_ok=True)
+        start = time.perf_counter()
+        _cp(src, copy, fsync=fsync)
+        return time.perf_counter() - start
+
+    ours(), reference()  # warm-up; now ``out`` exists, so every timed save replaces a file
+    t_ours = t_ref = float("inf")
+    for i in range(2 if quick else 5):
+        for fn in ((ours, reference) if i % 2 == 0 else (reference, ours)):
+            seconds = fn()
+            if fn is ours:
+                t_ours = min(t_ours, seconds)
+            else:
+                t_ref = min(t_ref, seconds)
+    t_plain = reference(fsync=False)
+    _settle_unlinks()
     nbytes = src.stat().st_size
-    row = result("save-as, one attribute changed (vs cp + fsync)", t_ours, t_ref, ">= 0.8", kind="throughput",
-                 note=f"{files.fmt_size(nbytes)}; {nbytes / t_ours / 2**30:.2f} GiB/s; plain cp {t_plain:.3f} s "
-                      f"(ratio {t_plain / t_ours:.2f})", profile=ours)
+    row = result("save-as over an existing file, one attribute changed (vs cp + fsync to a fresh target)", t_ours,
+                 t_ref, "<= 1.15", note=f"{files.fmt_size(nbytes)}; ours {nbytes / t_ours / 2**30:.2f} GiB/s "
+                 f"(temporary, fsync, rename over the old file, directory fsync; the old file is unlinked in the "
+                 f"background); plain cp {t_plain:.3f} s", profile=ours)
     for f in (out, copy):
         f.unlink(missing_ok=True)
     return row

@@ -139,3 +139,40 @@ def test_cleanup_skips_links_and_folders(tmp_path):
     assert clean_stale_temporaries(str(tmp_path)) == ()
     assert folder.is_dir() and link.is_symlink()
     assert save_module.TMP_MARKER == ".ztviewer-tmp-"
+
+
+def test_a_replaced_file_is_unlinked_in_the_background_and_nothing_is_left(tmp_path, monkeypatch):
+    import threading
+
+
+    monkeypatch.setattr(save_module, "ASIDE_FROM", 0)
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old" * 1000)
+    old_inode = target.stat().st_ino
+    names: list[str] = []
+    real_link = os.link
+    monkeypatch.setattr(os, "link", lambda a, b: (names.append(b), real_link(a, b))[1])
+    save_module.atomic_write(target, lambda out: out.write(b"new contents"))
+    for thread in threading.enumerate():
+        if thread.name == "ztviewer-unlink-replaced":
+            thread.join()
+    assert target.read_bytes() == b"new contents" and target.stat().st_ino != old_inode
+    assert len(names) == 1 and TMP_MARKER in names[0]  # the old file had a second name until unlinked
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin"]
+
+
+def test_a_failed_replace_keeps_the_old_file_and_removes_its_second_name(tmp_path, monkeypatch):
+    from ztviewer.codec import portable
+
+    monkeypatch.setattr(save_module, "ASIDE_FROM", 0)
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("refused")
+
+    monkeypatch.setattr(portable, "replace", refuse)
+    with pytest.raises(PermissionError):
+        save_module.atomic_write(target, lambda out: out.write(b"new"))
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin"]

@@ -15,6 +15,7 @@ import glob
 import os
 import secrets
 import stat
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -32,6 +33,8 @@ from .writers.zt_v2_append import (
 )
 
 TMP_MARKER = ".ztviewer-tmp-"
+#: replaced files from this size on are unlinked in the background (freeing their blocks takes time)
+ASIDE_FROM = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None]
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         pass
+    aside: str | None = None
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | portable.O_CLOEXEC | portable.O_BINARY, mode)
     portable.lock_for_writing(fd)
     try:
@@ -108,15 +112,47 @@ def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None]
             size = out.pos
         finally:
             os.close(fd)
+        aside = _keep_aside(target)
         portable.replace(tmp, target, release)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        for leftover in (tmp, aside):
+            if leftover is not None:
+                try:
+                    os.unlink(leftover)
+                except FileNotFoundError:
+                    pass
         raise
     _fsync_directory(os.path.dirname(target))
+    if aside is not None:
+        _unlink_in_background(aside)
     return size
+
+
+def _keep_aside(target: str) -> str | None:
+    """A second name (hard link) for the file about to be replaced, or ``None`` (no such file, or the file system
+    has no hard links). Replacing a large file frees its blocks inside ``os.replace`` (about 1 s per 2 GiB on
+    ext4); with the old file still linked elsewhere the replace only swaps names, and the blocks are freed when
+    the second name is unlinked, in the background. The target path always names a whole file."""
+    if not os.path.isfile(target) or os.path.getsize(target) < ASIDE_FROM:
+        return None
+    aside = temporary_name(target)
+    try:
+        os.link(target, aside)
+    except (OSError, NotImplementedError, AttributeError):
+        return None
+    return aside
+
+
+def _unlink_in_background(path: str) -> None:
+    """Unlink ``path`` on a thread of its own (the interpreter waits for it at exit; a process killed first leaves
+    a temporary that the next save to the folder removes: :func:`clean_stale_temporaries`)."""
+    def unlink() -> None:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+    threading.Thread(target=unlink, name="ztviewer-unlink-replaced", daemon=False).start()
 
 
 def _fsync_directory(directory: str) -> None:
