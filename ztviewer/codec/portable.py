@@ -192,34 +192,48 @@ def replace(src: str, dst: str, release: Callable[[], None] | None = None) -> No
 def lock_for_writing(fd: int) -> None:
     """Hold an advisory lock on ``fd`` for as long as it is open (``flock`` where ``fcntl`` exists), so that
     :func:`held_by_nobody` can tell a temporary file being written from one a killed process left behind."""
-    try:
-        import fcntl
-    except ImportError:
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        pass
+    _try_exclusive_flock(fd)
 
 
 def held_by_nobody(path: str) -> bool | None:
     """Whether no process holds the lock of :func:`lock_for_writing` on ``path`` (its writer died); ``None``
     where the system has no ``flock`` (there, an open file cannot be deleted: Windows)."""
-    try:
-        import fcntl
-    except ImportError:
+    if _flock() is None:
         return None
     try:
         fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_BINARY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except OSError:
-        return False
+        return _try_exclusive_flock(fd) is True
     finally:
         os.close(fd)
+
+
+def _flock() -> tuple[Callable[[int, int], None], int] | None:
+    """``(fcntl.flock, LOCK_EX | LOCK_NB)`` where the system has them, else ``None`` (Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    call, exclusive, nonblocking = (getattr(fcntl, name, None) for name in ("flock", "LOCK_EX", "LOCK_NB"))
+    if call is None or exclusive is None or nonblocking is None:
+        return None
+    return call, exclusive | nonblocking
+
+
+def _try_exclusive_flock(fd: int) -> bool | None:
+    """Take an exclusive advisory lock without waiting: ``True`` taken, ``False`` held by another open file,
+    ``None`` where there is no ``flock``."""
+    found = _flock()
+    if found is None:
+        return None
+    call, flags = found
+    try:
+        call(fd, flags)
+    except OSError:
+        return False
+    return True
 
 
 class NotARegularFile(OSError):
