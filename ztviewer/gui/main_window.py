@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
@@ -33,7 +34,7 @@ from ztviewer.session.zt_v2_facts import (
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
 from .changed_on_disk import DiskWatcher
-from .compare.compare_view import CompareView
+from .compare.tab import CompareTab
 from .editing.controller import EditController
 from .file_view import FileView
 from .recent_files import RecentFiles
@@ -42,6 +43,9 @@ from .views.problems_panel import ProblemsPanel
 from .views.properties_panel import PropertiesPanel
 from .welcome import WelcomePage, local_paths
 from .window_actions import WindowActions
+
+if TYPE_CHECKING:
+    from .compare.compare_view import CompareView
 
 OPEN_FILTERS = ("Tensor files (*.zt *.safetensors *.blz)", "zTensor (*.zt)", "safetensors (*.safetensors)",
                 "BLZ1 tensor trains (*.blz)", "All files (*)")
@@ -232,11 +236,14 @@ class MainWindow(QMainWindow):
         dialog.accepted.connect(lambda: self.compare_paths(*dialog.paths()))
         dialog.open()
 
-    def compare_views(self) -> list[CompareView]:
-        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, CompareView)]
+    def compare_views(self) -> list[CompareTab]:
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, CompareTab)]
 
     def compare_paths(self, path_a: str, path_b: str) -> CompareView:
         """A new Compare tab for A (the reference) and B; the comparison runs on a worker."""
+        # the Compare tab's plots load on the first comparison, not at start-up
+        from .compare.compare_view import CompareView
+
         view = CompareView(path_a, path_b, pool=self.pool)
         view.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         view.ended.connect(lambda state, v=view: self._compare_ended(v, state))
@@ -379,7 +386,7 @@ class MainWindow(QMainWindow):
         index = self.tabs.indexOf(widget)
         if index >= 0:
             self.tabs.removeTab(index)
-        if isinstance(widget, (FileView, CompareView)):
+        if isinstance(widget, (FileView, CompareTab)):
             widget.shutdown()
         widget.deleteLater()
         if not self.tabs.count():
@@ -477,7 +484,7 @@ class MainWindow(QMainWindow):
     # -- reacting --------------------------------------------------------------------------------------------
     def _on_tab_changed(self, *args) -> None:
         view = self.current_view()
-        self._set_file_docks_shown(not isinstance(self.tabs.currentWidget(), CompareView))
+        self._set_file_docks_shown(not isinstance(self.tabs.currentWidget(), CompareTab))
         self.problems_panel.set_model(view.problems_model if view else None)
         self.inspector.set_source(view.shown_source if view else None)
         if view is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -36,6 +36,7 @@ from .pairs_model import (
     ComparePairsModel,
     verdict_color,
 )
+from .tab import CompareTab
 
 
 def _tree(name: str) -> QTreeView:
@@ -52,11 +53,11 @@ def _tree(name: str) -> QTreeView:
     return tree
 
 
-class CompareView(QWidget):
-    """One comparison of ``path_a`` (the reference) with ``path_b``; :meth:`start` runs it."""
+class CompareView(CompareTab):
+    """One comparison of ``path_a`` (the reference) with ``path_b``; :meth:`start` runs it.
 
-    status_message = Signal(str)
-    ended = Signal(str)          # done / cancelled / failed
+    Signals (from :class:`CompareTab`): ``status_message(str)``, ``ended(str)`` (done / cancelled / failed).
+    """
 
     def __init__(self, path_a: str, path_b: str, pool=None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
