@@ -111,6 +111,31 @@ def goto_facts(window, app) -> dict:
     return {"cut": cut, "clipped": clipped}
 
 
+def profile_facts(app) -> dict:
+    """The spy view's entries-per-row histogram, as narrow as the side panel gets, over 123,456 and 12,345,678
+    rows: where its x tick labels are drawn."""
+    from PySide6.QtGui import QImage, QPainter
+
+    from ztviewer.gui.views.inspect.sparse_view import ProfilePlot
+
+    facts = []
+    for rows in (123_456, 12_345_678):
+        plot = ProfilePlot("row")
+        plot.resize(170, 150)
+        plot.show()
+        edges = np.linspace(0, rows, 129).astype(np.int64)
+        plot.show_profile(np.arange(128) % 7, edges)
+        pump(app, 0.2)
+        image = QImage(8, 8, QImage.Format.Format_ARGB32)
+        painter = QPainter(image)
+        _axis, _ticks, texts = plot.getPlotItem().getAxis("bottom").generateDrawSpecs(painter)
+        painter.end()
+        facts.append({"rows": rows, "width": plot.width(),
+                      "labels": [[spec[2], spec[0].left(), spec[0].right()] for spec in texts]})
+        plot.close()
+    return {"plots": facts}
+
+
 def main() -> None:
     app = QApplication(["probe"])
     window = MainWindow(settings=QSettings(str(work / "s.ini"), QSettings.Format.IniFormat))
@@ -125,7 +150,7 @@ def main() -> None:
     view = window.view_for(path)
     facts = {"scale": os.environ.get("QT_SCALE_FACTOR", "1"), "window": [window.width(), window.height()],
              "tree": tree_facts(view), "hex": hex_facts(view), "inspector": inspector_facts(window),
-             "goto": goto_facts(window, app)}
+             "goto": goto_facts(window, app), "profile": profile_facts(app)}
     print(json.dumps(facts))
     window.close()
 

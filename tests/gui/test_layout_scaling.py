@@ -2,6 +2,7 @@
 QT_SCALE_FACTOR when the application starts)."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -54,9 +55,22 @@ def test_hex_view_shows_all_16_byte_columns(facts):
     assert facts["hex"]["hex_end"] <= facts["hex"]["viewport"], facts["hex"]
 
 
+def test_hex_view_shows_the_ascii_column(facts):
+    assert facts["hex"]["content"] <= facts["hex"]["viewport"], facts["hex"]
+
+
 def test_data_inspector_values_are_not_cut(facts):
     assert facts["inspector"]["found"] and facts["inspector"]["cut"] == []
 
 
 def test_go_to_offset_dialog_text_is_not_clipped(facts):
     assert facts["goto"] == {"cut": [], "clipped": []}
+
+
+def test_spy_histogram_tick_labels_do_not_overlap(facts):
+    for plot in facts["profile"]["plots"]:
+        labels = sorted(plot["labels"], key=lambda label: label[1])
+        assert len(labels) >= 2, plot
+        for (_, _, right), (_, left, _) in itertools.pairwise(labels):
+            assert right < left, plot
+        assert all(len(text) <= 5 for text, _, _ in labels), plot     # '12.5M', not '12500000'

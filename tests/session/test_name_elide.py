@@ -35,3 +35,12 @@ def test_plural_and_ordinal():
     assert plural(1, "digest") == "1 digest" and plural(1000, "digest") == "1,000 digests"
     assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 32, 111, 112)] == \
         ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "32nd", "111th", "112th"]
+
+
+def test_si_count_tick_labels():
+    from ztviewer.session.formatting import si_count
+
+    assert [si_count(v, 250_000) for v in (0, 250_000, 1_000_000, 1_250_000)] == ["0", "250k", "1M", "1.25M"]
+    assert [si_count(v, 1) for v in (0, 7, 999)] == ["0", "7", "999"]
+    assert si_count(12_500_000, 2_500_000) == "12.5M" and si_count(-2e6, 1e6) == "-2M"
+    assert si_count(3e9, 1e9) == "3G" and si_count(2.5, 0.5) == "2.5"

@@ -146,10 +146,10 @@ class FileView(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        if not self._sized:       # the hex view gets its natural width, the tree the rest
+        if not self._sized:       # the hex view gets its natural width unless the tree's important columns need it
             self._sized = True
             total = sum(self.splitter.sizes())
-            hex_width = min(self.hex_view.sizeHint().width(), total // 2)
+            hex_width = min(self.hex_view.sizeHint().width(), max(total // 2, total - self.columns.least_width()))
             self.splitter.setSizes([total - hex_width, hex_width])
             self.columns.fit()
 

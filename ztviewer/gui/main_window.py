@@ -140,7 +140,8 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if self._default_dock_sizes:     # docks can only be sized once the window has its real size
             self._default_dock_sizes = False
-            side = 320 if self.width() >= 1500 else 260     # a narrow window keeps more for the tree
+            # a narrow window keeps more for the tree and the hex view (all 16 bytes and their characters)
+            side = 320 if self.width() >= 1500 else 260 if self.width() >= 1400 else 228
             self.resizeDocks([self.properties_dock], [side], Qt.Orientation.Horizontal)
             bottom = max(400, self.width() - side - 20)
             self.resizeDocks([self.problems_dock, self.inspector_dock], [bottom - min(480, bottom // 2),

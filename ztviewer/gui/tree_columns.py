@@ -88,6 +88,12 @@ class TreeColumns(QObject):
         least = self.tree.fontMetrics().averageCharWidth() * NAME_MIN_CHARS
         return max(least, min(room, max(self.content_width(Column.NAME), least)))
 
+    def least_width(self) -> int:
+        """The tree width that shows the important columns with the shortest name column allowed."""
+        others = sum(self.content_width(c) for c in IMPORTANT if c != Column.NAME)
+        least = self.tree.fontMetrics().averageCharWidth() * NAME_MIN_CHARS
+        return others + least + self.tree.verticalScrollBar().sizeHint().width() + 2 * self.tree.frameWidth()
+
     def _fill_name(self) -> None:
         self.tree.header().resizeSection(Column.NAME, self.name_width())
 

@@ -83,3 +83,21 @@ def ordinal(n: int) -> str:
     """``1st``, ``2nd``, ``3rd``, ``11th``, ``22nd``, ``32nd``."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
+
+
+def si_count(value: float, step: float) -> str:
+    """A tick label for an index or count: ``1.5M``, ``250k``, ``12``; as many decimals as ``step`` (the spacing
+    between neighbouring labels) needs to tell them apart."""
+    magnitude = abs(value)
+    for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if magnitude >= factor:
+            break
+    else:
+        factor, suffix = 1.0, ""
+    decimals = 0
+    while decimals < 3 and abs(round(step / factor, decimals) - step / factor) > 1e-9 * max(1.0, step / factor):
+        decimals += 1
+    text = f"{value / factor:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return ("0" if text in ("-0", "") else text) + (suffix if text not in ("0", "-0") else "")

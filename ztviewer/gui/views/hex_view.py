@@ -127,9 +127,9 @@ class HexView(QAbstractScrollArea):
         self._header_h = self._row_h + 4
         digits = max(8, len(f"{max(0, self.size_bytes - 1):X}"))
         self._offset_chars = digits
-        self._hex_x = self._cw * (digits + 3)
-        self._ascii_x = self._hex_x + self._cw * (ROW_BYTES * 3 + 2)
-        self._content_w = self._ascii_x + self._cw * (ROW_BYTES + 2)
+        self._hex_x = self._cw * (digits + 2.5)
+        self._ascii_x = self._hex_x + self._cw * (ROW_BYTES * 3 + 1.5)
+        self._content_w = self._ascii_x + self._cw * (ROW_BYTES + 1)
 
     def sizeHint(self) -> QSize:
         frame = 2 * self.frameWidth()

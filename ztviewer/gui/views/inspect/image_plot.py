@@ -11,8 +11,10 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QGuiApplication, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
+
+from ztviewer.session.formatting import si_count
 
 from . import levels as lv
 
@@ -20,11 +22,38 @@ SETTLE_MS = 150
 
 
 class IndexAxis(pg.AxisItem):
-    """An axis of element indices: ticks only at whole numbers."""
+    """An axis of element indices or counts: ticks only at whole numbers, labelled compactly (``2.5M``), and no
+    more of them than fit side by side in the axis's font at its current length."""
 
     def tickSpacing(self, minVal, maxVal, size):
-        levels = [(spacing, offset) for spacing, offset in super().tickSpacing(minVal, maxVal, size) if spacing >= 1]
-        return levels or [(1.0, 0.0)]
+        span = abs(maxVal - minVal)
+        if not span or not size or not math.isfinite(span):
+            return [(1.0, 0.0)]
+        metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
+        largest = max(abs(minVal), abs(maxVal))
+        spacing = 1.0
+        for spacing in _nice_steps(span / max(1.0, size / metrics.height())):
+            if self.orientation in ("left", "right"):
+                room = 2.5 * metrics.height()
+            else:
+                room = metrics.horizontalAdvance(si_count(-largest, spacing)) + 2 * metrics.averageCharWidth()
+            if span / spacing * room <= size:
+                break
+        return [(spacing, 0.0)]
+
+    def tickStrings(self, values, scale, spacing):
+        return [si_count(v * scale, spacing * scale) for v in values]
+
+
+def _nice_steps(least: float):
+    """1, 2, 5, 10, 20, 50, … from the first one at or above ``least`` (and at least 1)."""
+    exponent = max(0, math.floor(math.log10(max(least, 1.0))))
+    while True:
+        for mantissa in (1, 2, 5):
+            step = mantissa * 10.0 ** exponent
+            if step >= least:
+                yield step
+        exponent += 1
 
 
 def index_axes() -> dict:

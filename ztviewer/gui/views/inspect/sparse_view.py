@@ -10,9 +10,24 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSplitter, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from ztviewer.analysis.spy_sources import CooPlaneSource, Prepared, SpyResult, prepare, spy_region
+from ztviewer.analysis.spy_sources import (
+    CooPlaneSource,
+    Prepared,
+    SpyResult,
+    prepare,
+    spy_region,
+)
+from ztviewer.session.formatting import si_count
 
 from . import levels as lv
 from .axes_panel import AxisSelector
@@ -54,7 +69,7 @@ class ProfilePlot(pg.PlotWidget):
     def show_profile(self, counts: np.ndarray, edges: np.ndarray) -> None:
         self.curve.setData(edges.astype(np.float64) - 0.5, counts.astype(np.float64))
         widest = int(np.diff(edges).max()) if len(edges) > 1 else 1
-        self.setLabel("left", "entries" if widest <= 1 else f"entries per ≤{widest}")
+        self.setLabel("left", "entries" if widest <= 1 else f"entries per ≤{si_count(widest, 10 ** max(0, len(str(widest)) - 3))}")
 
 
 class SparseView(QWidget):
