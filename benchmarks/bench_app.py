@@ -40,7 +40,8 @@ if "--modules" in sys.argv:
     print("MODULES", " ".join(sorted(sys.modules)))
 """
 
-_BARE = "import time; t0 = time.perf_counter(); import PySide6.QtWidgets, pyqtgraph; print('READY', time.perf_counter() - t0)"
+_BARE = ("import time; t0 = time.perf_counter(); import PySide6.QtWidgets, pyqtgraph; "
+         "print('READY', time.perf_counter() - t0)")
 
 
 def _process_seconds(argv: list[str]) -> float:
@@ -122,7 +123,7 @@ def _verify_stall(tmpdir: Path, quick: bool) -> list[dict[str, Any]]:
         clock, worst, last = QElapsedTimer(), [0], [0]
         clock.start()
 
-        def probe() -> None:
+        def probe(clock: QElapsedTimer = clock, worst: list[int] = worst, last: list[int] = last) -> None:
             now = clock.nsecsElapsed()
             worst[0] = max(worst[0], now - last[0])
             last[0] = now

@@ -63,8 +63,9 @@ def plane_zt(tmpdir: Path, n: int) -> Path:
 def _app():
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import ztviewer.gui  # noqa: F401  (binding work-arounds)
     from PySide6.QtWidgets import QApplication
+
+    import ztviewer.gui  # noqa: F401  (binding work-arounds)
 
     return QApplication.instance() or QApplication([])
 

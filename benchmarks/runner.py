@@ -59,13 +59,13 @@ def run_module(name: str, tmpdir: Path, quick: bool) -> list[dict[str, Any]]:
     start = time.perf_counter()
     try:
         rows = list(module.run(tmpdir, quick))
-    except Exception as exc:  # noqa: BLE001 -- a broken benchmark must not hide the others' figures
+    except Exception as exc:
         traceback.print_exc()
         return [_error_row(name, exc)]
     for row in rows:
         missing = [k for k in REQUIRED_KEYS if k not in row]
         if missing:
-            row.update({k: None for k in missing})
+            row.update(dict.fromkeys(missing))
             row["passed"] = False
             row["note"] = f"{row.get('note') or ''} (row lacks keys {missing})".strip()
         row.setdefault("unit", "s")

@@ -17,7 +17,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ztviewer.codec.writers.arrays import SparseArray, TensorTrainArray, save_arrays  # noqa: E402
+from ztviewer.codec.arrays import SparseArray, TensorTrainArray, save_arrays  # noqa: E402
 
 OUT = ROOT / "ztviewer" / "resources" / "samples"
 

@@ -39,7 +39,7 @@ def model_checkpoint(path: Path) -> str:
     """A small transformer-shaped checkpoint written by the codec's own zTensor writer (crc32c digests)."""
     import numpy as np
 
-    from ztviewer.codec.writers.arrays import save_arrays
+    from ztviewer.codec.arrays import save_arrays
 
     rng = np.random.default_rng(7)
     hidden, ffn, vocab = 64, 172, 320
@@ -86,9 +86,9 @@ def v2_checkpoint(path: Path) -> str:
     embeddings (one blob, two owners), xxh3 digests, then two metadata edits saved in place (three generations)."""
     import numpy as np
 
+    from ztviewer.codec.arrays import save_arrays
     from ztviewer.codec.edit import SetFileAttribute, SetTensorAttribute
     from ztviewer.codec.save import edit_file
-    from ztviewer.codec.writers.arrays import save_arrays
 
     rng = np.random.default_rng(11)
     embed = rng.standard_normal((320, 64), dtype=np.float32)
@@ -301,9 +301,9 @@ def fine_tuned(checkpoint: str, path: Path) -> str:
     known amount), the head renamed, the final norm dropped, an attribute changed."""
     import numpy as np
 
-    from ztviewer.codec.decode import to_dense
+    from ztviewer.codec.arrays import save_arrays
+    from ztviewer.codec.dense import to_dense
     from ztviewer.codec.multifile import open_path
-    from ztviewer.codec.writers.arrays import save_arrays
 
     with open_path(checkpoint) as tf:
         arrays = {t.name: np.array(to_dense(tf, t)) for t in tf.tensors}

@@ -1,4 +1,4 @@
-"""Where the shared corpus lives, and its manifests (importable by any test as ``_corpus``)."""
+"""Where the shared corpus lives, and its manifests (``from tests._corpus import …``)."""
 from __future__ import annotations
 
 import json

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 from pathlib import Path
 
@@ -18,11 +17,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # This run's own single-instance socket: launches made by tests (and their child processes) never hand files to a
 # ztviewer window the user has open, and a launch by the user never reaches a window a test opened.
 os.environ["ZTVIEWER_INSTANCE_NAME"] = f"ztviewer-tests-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus import CORPUS, corpus_available  # noqa: E402
-from _no_posix import ENV as _NO_POSIX_ENV  # noqa: E402
-from _no_posix import hide_posix_calls  # noqa: E402
+from tests._corpus import CORPUS, corpus_available  # noqa: E402
+from tests._no_posix import ENV as _NO_POSIX_ENV  # noqa: E402
+from tests._no_posix import hide_posix_calls  # noqa: E402
 
 if os.environ.get(_NO_POSIX_ENV) == "1":  # before ztviewer is imported: see tests/test_without_posix.py
     hide_posix_calls()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import cbor2
 import numpy as np
@@ -264,7 +265,8 @@ def tt_zstd_core() -> bytes:
              zstandard.ZstdCompressor().compress(np.ones(3, "<f4").tobytes())]
     comps = cbor_map([(enc(f"core_{k}"), cbor_map([(enc("offset"), enc(64 + 64 * k)), (enc("length"), enc(len(core))),
                                                    (enc("encoding"), enc("zstd"))])) for k, core in enumerate(cores)])
-    tensor = cbor_map([(enc("dtype"), enc("float32")), (enc("shape"), enc([2, 3])), (enc("format"), enc("tensor_train")),
+    tensor = cbor_map([(enc("dtype"), enc("float32")), (enc("shape"), enc([2, 3])),
+                       (enc("format"), enc("tensor_train")),
                        (enc("attributes"), cbor_map([(enc("ranks"), enc([1, 1, 1]))])), (enc("components"), comps)])
     blobs = cores[0] + bytes(64 - len(cores[0])) + cores[1]
     return zt_file(V1, v10(cbor_map([(enc("tt"), tensor)])), blobs)

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from _corpus import CORPUS, corpus_available
+from tests._corpus import CORPUS, corpus_available
 from ztviewer.cli import main
 
 needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")

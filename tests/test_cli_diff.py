@@ -5,9 +5,9 @@ import json
 
 import numpy as np
 import pytest
-from _corpus import CORPUS, corpus_available
 from safetensors.numpy import save_file
 
+from tests._corpus import CORPUS, corpus_available
 from ztviewer.cli import main
 
 needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
@@ -36,7 +36,7 @@ def test_difference_exits_1_with_numbers(pair, capsys):
     a, b, w, w2 = pair
     assert main(["diff", str(a), str(b)]) == 1
     out = capsys.readouterr().out
-    line = next(l for l in out.splitlines() if l.startswith("numerically different"))
+    line = next(row for row in out.splitlines() if row.startswith("numerically different"))
     assert " w " in line and "[2,3]" in line and "1/40" in line
     assert main(["diff", str(a), str(b), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
@@ -108,7 +108,7 @@ def test_safetensors_against_every_zt_generation(capsys):
 @needs_corpus
 def test_hostile_files_never_crash(capsys):
     """Every malformed file against itself and against a sound file: an answer, never an internal error."""
-    from _corpus import hostile_entries
+    from tests._corpus import hostile_entries
 
     sound = CORPUS / "zt_v1.0" / "ztensor-1.0.1" / "dtypes_2d.zt"
     for entry in hostile_entries():

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from _corpus import CORPUS, corpus_available, corpus_manifest
+from tests._corpus import CORPUS, corpus_available, corpus_manifest
 from ztviewer.cli import main
 
 pytestmark = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _corpus import CORPUS, corpus_available
+from tests._corpus import CORPUS, corpus_available
 from ztviewer import desktop
 from ztviewer.paths import LINUX_DESKTOP
 

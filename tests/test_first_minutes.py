@@ -31,7 +31,7 @@ def test_info_into_a_pipe_closed_early_ends_quietly(tmp_path):
     """``ztviewer info big.zt | head -1``: no "Broken pipe" message, the status a shell gives such a tool."""
     import numpy as np
 
-    from ztviewer.codec.writers.arrays import save_arrays
+    from ztviewer.codec.arrays import save_arrays
 
     big = tmp_path / "big.zt"  # its listing is far larger than a pipe's buffer
     save_arrays(big, {f"layer.{i}.weight": np.zeros(2, np.float32) for i in range(4000)})

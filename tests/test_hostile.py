@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from _corpus import CORPUS, corpus_available, hostile_entries
+from tests._corpus import CORPUS, corpus_available, hostile_entries
 from ztviewer.cli import main
 
 pytestmark = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
@@ -50,7 +50,7 @@ def test_bombs_stay_within_time_and_memory(name):
     path = CORPUS / "hostile" / name
     proc = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, timeout=60)
     assert "Traceback" not in proc.stderr, proc.stderr
-    line = next(l for l in proc.stdout.splitlines() if l.startswith("RESULT"))
+    line = next(out for out in proc.stdout.splitlines() if out.startswith("RESULT"))
     _, code, seconds, peak_kib = line.split()
     assert int(code) == 1
     assert float(seconds) < 10

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile_values import (
+
+from tests.hostile_values import (
     BIG,
     CASES,
     ESCAPE_NAME,
@@ -23,12 +24,11 @@ from hostile_values import (
     v10_dense,
     v10_file,
 )
-
 from ztviewer.cli import main
 from ztviewer.codec import registry, tt
 from ztviewer.codec.check import check_file
 from ztviewer.codec.content_hash import content_sha256
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.errors import CodecError, DecodeLimitExceeded
 from ztviewer.codec.formats import zt  # noqa: F401  (registers the handlers)
 from ztviewer.codec.formats.zt_footer import RULE_SHARING
@@ -337,11 +337,10 @@ def test_v01_aliased_blob_shows_both_tensors_with_a_warning(tmp_path, capsys):
 
 
 def test_partial_overlap_is_still_an_error():
-    from hostile_values import enc, v01_entry, v01_file
+    from tests.hostile_values import enc, v01_entry, v01_file
 
-    tf = registry.read_source(Source.from_bytes(v01_file([v01_entry(enc("a")), v01_entry(enc("b"), offset=enc(68),
-                                                                                          size=enc(12), shape=enc([3]))]),
-                                                path="p.zt"))
+    entries = [v01_entry(enc("a")), v01_entry(enc("b"), offset=enc(68), size=enc(12), shape=enc([3]))]
+    tf = registry.read_source(Source.from_bytes(v01_file(entries), path="p.zt"))
     assert tf.has_errors and any("overlaps" in p.message for p in tf.all_problems())
 
 
@@ -364,8 +363,7 @@ def test_shapes_whose_element_count_overflows_are_errors(data, name, tmp_path, c
 
 
 def test_properties_panel_copes_with_huge_counts_and_hostile_names():
-    from hostile_values import blz_file
-
+    from tests.hostile_values import blz_file
     from ztviewer.session.properties import file_props, tensor_props
 
     def flat(props):

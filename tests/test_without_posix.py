@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from _no_posix import ENV
+
+from tests._no_posix import ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 RERUN = [

@@ -5,17 +5,14 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any
 
 from . import __version__
+from .cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, say
 
 COMMANDS = ("info", "check", "export", "convert", "edit", "diff")
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 
-
-class UsageError(Exception):
-    """Bad arguments or a missing path: exit status 2."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,20 +66,6 @@ def describe(tf, with_hash: bool = False) -> dict[str, Any]:
     return describe_file(tf, with_hash)
 
 
-def _jsonable(value: Any) -> Any:
-    """A decoded value as plain JSON data (see :func:`ztviewer.cli_info.jsonable`)."""
-    from .cli_info import jsonable
-
-    return jsonable(value)
-
-
-def say(text: str, file: TextIO | None = None) -> None:
-    """Print one line for a person: control characters and lone surrogates escaped, whatever a file holds."""
-    from .codec.text import printable
-
-    print(printable(text), file=file)
-
-
 def cmd_info(args: argparse.Namespace) -> int:
     from .cli_info import write_json, write_text
 
@@ -103,7 +86,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     warnings = len(report.problems) - errors
     verdict = "OK" if report.ok else "FAILED"
     say(f"{verdict}: {tf.path} ({kind(tf)}): {len(tf.tensors)} tensors, "
-          f"{report.tensors_decoded} decoded, {report.digests_verified} digest{'' if report.digests_verified == 1 else 's'} verified, "
+          f"{report.tensors_decoded} decoded, {report.digests_verified} "
+          f"digest{'' if report.digests_verified == 1 else 's'} verified, "
           f"{errors} errors, {warnings} warnings".replace(" )", ")"))
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
@@ -112,7 +96,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .cli_write import report_cleaned
-    from .codec.decode import to_dense
+    from .codec.dense import to_dense
     from .codec.save import atomic_write, clean_stale_temporaries
 
     tf = _open(args.file)
@@ -124,7 +108,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         tensor = tf.tensor(args.tensor)
     except KeyError:
         names = ", ".join(t.name for t in tf.tensors[:10])
-        raise UsageError(f"no tensor named {args.tensor!r} (tensors: {names}{', …' if len(tf.tensors) > 10 else ''})")
+        more = ", …" if len(tf.tensors) > 10 else ""
+        raise UsageError(f"no tensor named {args.tensor!r} (tensors: {names}{more})") from None
     if tensor.has_errors:
         for p in tensor.problems:
             say(str(p), sys.stderr)
@@ -141,7 +126,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def run_command(argv: Sequence[str]) -> int:
     from .codec.errors import CodecError
-    from .codec.formats.zt_v2 import content_digest, object_content_digest
 
     try:
         args = _parser().parse_args(argv)

@@ -11,6 +11,8 @@ import math
 import sys
 from typing import Any
 
+from .cli_info import jsonable
+
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 WORST_SHOWN = 5
 
@@ -65,7 +67,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             opened.append(_open(path))
         progress = _Progress()
         try:
-            result = compare_files(*opened, DiffOptions(tolerance=tolerance, worst=WORST_SHOWN,
+            result = compare_files(opened[0], opened[1], DiffOptions(tolerance=tolerance, worst=WORST_SHOWN,
                                                         find_renames=not args.no_renames), progress=progress)
         finally:
             progress.close()
@@ -99,15 +101,11 @@ def _side_json(side) -> dict[str, Any] | None:
 
 
 def _attrs_json(changes) -> list[dict[str, Any]]:
-    from .cli import _jsonable
-
-    return [{"key": c.key, "change": c.kind.value, "a": _jsonable(c.a), "b": _jsonable(c.b)} for c in changes]
+    return [{"key": c.key, "change": c.kind.value, "a": jsonable(c.a), "b": jsonable(c.b)} for c in changes]
 
 
 def diff_document(result, only_changed: bool = False) -> dict[str, Any]:
     """The JSON document printed by ``diff --json``."""
-    from .cli import _jsonable
-
     tensors = []
     for pair in result.pairs:
         if only_changed and pair.unchanged:
@@ -115,7 +113,7 @@ def diff_document(result, only_changed: bool = False) -> dict[str, Any]:
         stats = None
         if pair.stats is not None:
             stats = {k: _number(v) if isinstance(v, float) else v for k, v in pair.stats.as_dict().items()}
-            stats["worst"] = _jsonable(stats["worst"])
+            stats["worst"] = jsonable(stats["worst"])
         tensors.append({"name": pair.name, "verdict": pair.verdict.value, "renamed": pair.renamed,
                         "a": _side_json(pair.a), "b": _side_json(pair.b), "changes": pair.changes,
                         "reason": pair.reason, "stats": stats, "attributes": _attrs_json(pair.attributes)})
@@ -166,7 +164,8 @@ def _attr_lines(changes, indent: str) -> list[str]:
     lines = []
     for c in changes:
         if c.kind.value == "changed":
-            shown = f"{json.dumps(c.a, ensure_ascii=False, default=repr)} → {json.dumps(c.b, ensure_ascii=False, default=repr)}"
+            before, after = (json.dumps(v, ensure_ascii=False, default=repr) for v in (c.a, c.b))
+            shown = f"{before} → {after}"
         else:
             shown = json.dumps(c.a if c.b is None else c.b, ensure_ascii=False, default=repr)
         lines.append(f"{indent}{signs[c.kind.value]} {_text(c.key)}: {_text(shown)}")

@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import ModuleType
 from typing import IO, Any
 
 from .codec.decode import per_file_budget
@@ -75,7 +76,7 @@ def tensor_entry(tf: TensorFile, t: Tensor, with_hash: bool) -> dict[str, Any]:
     return entry
 
 
-def _v2():  # type: ignore[no-untyped-def]
+def _v2() -> ModuleType:
     from .codec.formats import zt_v2
 
     return zt_v2

@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Any
 
+from .cli_common import UsageError, say
+
 FORMATS = ("zt", "zt-v2", "zt-v0.1", "zt-objects", "safetensors", "blz")
 _BY_EXTENSION = {".safetensors": "safetensors", ".blz": "blz"}
 
@@ -45,8 +47,6 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _split(pair: str, option: str) -> tuple[str, str]:
-    from .cli import UsageError
-
     key, sep, value = pair.partition("=")
     if not sep or not key:
         raise UsageError(f"{option} expects KEY=VALUE, got {pair!r}")
@@ -64,8 +64,6 @@ def _alignment(text: str) -> int:
 
 
 def _compression(text: str | None) -> Any:
-    from .cli import UsageError
-
     if text is None:
         return None
     if text in ("raw", "none"):
@@ -102,8 +100,6 @@ class _Progress:
 
 
 def _check_input(path: str) -> None:
-    from .cli import UsageError
-
     if not os.path.exists(path):
         raise UsageError(f"no such file: {path}")
 
@@ -126,14 +122,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def report_cleaned(paths: tuple[str, ...]) -> None:
     """Tell the user which temporaries of interrupted saves were removed from the output's folder."""
-    from .cli import say
-
     for path in paths:
         say(f"removed {path}: a temporary file an interrupted save left behind", sys.stderr)
 
 
 def _edit_commands(args: argparse.Namespace) -> list:
-    from .cli import UsageError
     from .codec import edit
 
     commands: list = []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ztviewer.file_types import FILE_TYPES  # noqa: E402
+from ztviewer.file_types import FILE_TYPES
 
 BUNDLE_ID = "org.ztviewer.ztviewer"
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import zstandard
-from _corpus import CORPUS, corpus_manifest
 
+from tests._corpus import CORPUS, corpus_manifest
 from ztviewer.analysis.stats import compute_stats
 from ztviewer.analysis.tensor_stats import file_statistics, tensor_stats
 from ztviewer.codec import Component, Tensor, TensorFile
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.dtypes import to_float32
 from ztviewer.codec.errors import Cancelled
 from ztviewer.codec.model import error

@@ -333,7 +333,7 @@ def test_dense_spy_region_and_cancel() -> None:
 @pytest.mark.parametrize("sorted_rows", [False, True], ids=["coo", "banded"])
 def test_columns_too_long_for_int64_products_are_binned_exactly(ncols, col, width, sorted_rows):
     rows = np.array([0, 0, 1]) if sorted_rows else np.array([1, 0, 0])
-    cols = np.array([0, col, 0]) if sorted_rows else np.array([0, col, 0])
+    cols = np.array([0, col, 0])
     if sorted_rows:
         counts = spy_density_csr(np.array([0, 2, 3]), cols, (2, ncols), None, (1, width)).counts
     else:

@@ -16,10 +16,11 @@ from ztviewer.analysis.tt_view import (
     right_unfolding,
     singular_values,
     tt_chunks,
-    tt_element,
     tt_slice2d,
     tt_summary,
 )
+from ztviewer.codec import tt
+from ztviewer.codec.tt import element
 
 
 def random_cores(dims, ranks, seed=0, complex_=False):
@@ -68,10 +69,7 @@ def test_slices_equal_dense_reconstruction(complex_) -> None:
         rel_close(np.asarray(plane), expected)
 
 
-def test_delegation_matches_codec_when_present() -> None:
-    tt = pytest.importorskip("ztviewer.codec.tt")
-    if not hasattr(tt, "slice2d"):
-        pytest.skip("ztviewer.codec.tt has no slice2d yet")
+def test_lazy_plane_matches_the_codec_slice() -> None:
     cores = random_cores((3, 4, 5), (2, 3), seed=1)
     full = dense(cores)
     rel_close(tt_slice2d(cores, (2, 0), {1: 3}), full[:, 3, :].T)
@@ -114,7 +112,7 @@ def test_summary_unfoldings_and_singular_values(monkeypatch) -> None:
 def test_element_and_chunks() -> None:
     cores = random_cores((3, 4, 5, 2), (2, 3, 2), seed=3, complex_=True)
     full = dense(cores)
-    assert tt_element(cores, (2, 1, 4, 0)) == pytest.approx(full[2, 1, 4, 0], rel=1e-12)
+    assert element(cores, (2, 1, 4, 0)) == pytest.approx(full[2, 1, 4, 0], rel=1e-12)
     for chunk in (1, 7, 10, 40, 10**6):
         pieces = list(tt_chunks(cores, chunk))
         rel_close(np.concatenate(pieces), full.reshape(-1))
@@ -129,7 +127,7 @@ def test_huge_tt_slice_is_never_materialised() -> None:
     plane = TTPlane(cores, (0, 2), {1: 7})
     assert plane.shape == (10**6, 10**6)
     preview = strided_preview(plane, 100, 100)
-    expected = np.array([[tt_element(cores, (i, 7, j)) for j in range(0, 10**6, 10**4)]
+    expected = np.array([[element(cores, (i, 7, j)) for j in range(0, 10**6, 10**4)]
                          for i in range(0, 10**6, 10**4)])
     rel_close(preview.data, expected)
 

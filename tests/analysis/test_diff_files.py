@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,15 +12,13 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
+from tests._corpus import CORPUS, corpus_manifest
+from tests.codec.test_multifile_builders import hf_checkpoint
+from tests.codec.zt_builders import V1, zt_bytes
 from ztviewer.analysis.diff import DiffOptions, Tolerance, Verdict, compare_files
 from ztviewer.codec.convert import convert
 from ztviewer.codec.errors import Cancelled
 from ztviewer.codec.multifile import open_path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _corpus import CORPUS, corpus_manifest
-from codec.test_multifile_builders import hf_checkpoint
-from codec.zt_builders import V1, zt_bytes
 
 READABLE = corpus_manifest()  # every generation, zTensor v2 included
 

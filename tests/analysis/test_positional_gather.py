@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _no_posix import hidden_posix_calls
 
+from tests._no_posix import hidden_posix_calls
 from ztviewer.analysis import mapped, positional
 from ztviewer.analysis.reduce import strided_preview
 from ztviewer.analysis.slicing import plane

@@ -3,18 +3,11 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 from benchmarks import runner
 from benchmarks.common import REQUIRED_KEYS
-
 
 # The runner runs every module, GUI ones included; Qt's offscreen platform warns that it cannot resize
 # native windows to size hints (see tests/gui/conftest.py). That is not a warning about our code.

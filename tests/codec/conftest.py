@@ -10,7 +10,7 @@ import pytest as _zt_pytest
 @_zt_pytest.fixture
 def zt_corpus_files() -> dict[_ZtPath, dict]:
     """Path → MANIFEST.json entry for every zTensor 0.1 / 1.x corpus file; skips without the corpus."""
-    from zt_builders import SHARED, zt_corpus_entries
+    from tests.codec.zt_builders import SHARED, zt_corpus_entries
 
     entries = zt_corpus_entries()
     if not entries:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _corpus import CORPUS, corpus_available, corpus_manifest, hostile_entries
+from tests._corpus import CORPUS, corpus_available, corpus_manifest, hostile_entries
 from ztviewer.codec import registry, tt
 from ztviewer.codec.errors import CodecError, OutOfBounds
 from ztviewer.codec.formats import blz
@@ -146,9 +146,8 @@ def test_zero_dim_file_reconstructs_to_an_empty_tensor():
 
 @needs_corpus
 def test_truncated_core_cannot_be_mapped():
-    with open_path(CORPUS / "hostile" / "blz_truncated_core.blz") as tf:
-        with pytest.raises(OutOfBounds):
-            tt.tt_cores(tf, tf.tensors[0])
+    with open_path(CORPUS / "hostile" / "blz_truncated_core.blz") as tf, pytest.raises(OutOfBounds):
+        tt.tt_cores(tf, tf.tensors[0])
 
 
 # --------------------------------------------------------------------------------------- built files

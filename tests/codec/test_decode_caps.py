@@ -10,7 +10,8 @@ import tracemalloc
 import numpy as np
 import pytest
 import zstandard
-from hostile_values import (
+
+from tests.hostile_values import (
     V01,
     V1,
     cbor_array,
@@ -20,12 +21,12 @@ from hostile_values import (
     v10,
     zt_file,
 )
-
 from ztviewer.codec import check as check_module
 from ztviewer.codec import registry
 from ztviewer.codec.check import check_file
 from ztviewer.codec.content_hash import content_sha256
-from ztviewer.codec.decode import component_bytes, per_file_budget, to_dense
+from ztviewer.codec.decode import component_bytes, per_file_budget
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.errors import DecodeLimitExceeded, FileDecodeBudgetSpent
 from ztviewer.codec.formats import zt  # noqa: F401  (registers the handler)
 from ztviewer.codec.source import Source
@@ -46,7 +47,8 @@ def coo_unsized(values_frame: bytes, shape: list[int], nnz: int) -> bytes:
     pad = -(-len(values_frame) // 64) * 64
     comps = cbor_map([(enc("values"), cbor_map([(enc("offset"), enc(64)), (enc("length"), enc(len(values_frame))),
                                                 (enc("encoding"), enc("zstd"))])),
-                      (enc("coords"), cbor_map([(enc("offset"), enc(64 + pad)), (enc("length"), enc(8 * nnz * len(shape)))]))])
+                      (enc("coords"), cbor_map([(enc("offset"), enc(64 + pad)),
+                                                (enc("length"), enc(8 * nnz * len(shape)))]))])
     tensor = cbor_map([(enc("dtype"), enc("float32")), (enc("shape"), enc(shape)), (enc("format"), enc("sparse_coo")),
                        (enc("components"), comps)])
     blobs = values_frame + bytes(pad - len(values_frame)) + bytes(8 * nnz * len(shape))

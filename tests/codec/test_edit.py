@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ztviewer.codec import open_file
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.decode import dense_array
 from ztviewer.codec.edit import (
     DeleteFileAttribute,
@@ -23,7 +24,6 @@ from ztviewer.codec.edit import (
 )
 from ztviewer.codec.errors import EditRefused
 from ztviewer.codec.save import save
-from ztviewer.codec.writers.arrays import save_arrays
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from ztviewer.codec import open_file
+from ztviewer.codec.arrays import SparseArray, TensorTrainArray, save_arrays, tensor_file_from_arrays
 from ztviewer.codec.edit import (
     DeleteFileAttribute,
     DeleteTensor,
@@ -21,7 +22,6 @@ from ztviewer.codec.edit import (
 from ztviewer.codec.errors import CodecError, EditRefused, UnsupportedConversion
 from ztviewer.codec.model import TensorFile
 from ztviewer.codec.save import save
-from ztviewer.codec.writers.arrays import SparseArray, TensorTrainArray, save_arrays, tensor_file_from_arrays
 from ztviewer.codec.writers.plan import build_plan
 from ztviewer.codec.writers.targets import target
 
@@ -124,10 +124,10 @@ def test_blz_structure_refusals():
 
 
 def test_unknown_target_and_unwritable_source():
-    with pytest.raises(EditRefused, match="unknown output format 'hdf5'; choose one of zt-v1.0"):
+    with pytest.raises(EditRefused, match=r"unknown output format 'hdf5'; choose one of zt-v1\.0"):
         target("hdf5")
     future = TensorFile("x.zt", "zt", "v3")
-    with pytest.raises(EditRefused, match="cannot be written back .read-only format.; convert them"):
+    with pytest.raises(EditRefused, match=r"cannot be written back .read-only format.; convert them"):
         EditableDocument(future)
     broken = TensorFile("y.zt", "zt", "v1.0", readable=False)
     with pytest.raises(EditRefused, match="could not be read, so it cannot be edited"):
@@ -174,7 +174,7 @@ def test_plan_refusals(to, arrays, kw, fragments):
 def test_duplicate_names_need_unique_output():
     tf = tensor_file_from_arrays({"a": np.ones(1), "b": np.ones(1)})
     tf.tensors[1].name = "a"
-    with pytest.raises(UnsupportedConversion, match="'a' is used by more than one tensor .* rename or delete one"):
+    with pytest.raises(UnsupportedConversion, match=r"'a' is used by more than one tensor .* rename or delete one"):
         build_plan(EditableDocument(tf, "zt"))
     assert len(build_plan(EditableDocument(tf, "zt-v0.1")).tensors) == 2, "v0.1 allows repeated names"
 
@@ -184,12 +184,12 @@ def test_tensor_with_errors_is_refused():
     from ztviewer.codec.model import error
 
     tf.tensors[0].problems.append(error("length is 9 bytes but numel × itemsize is 8", tensor="a"))
-    with pytest.raises(UnsupportedConversion, match="tensor 'a': cannot be written: length is 9.*delete the tensor"):
+    with pytest.raises(UnsupportedConversion, match=r"tensor 'a': cannot be written: length is 9.*delete the tensor"):
         build_plan(EditableDocument(tf, "zt"))
 
 
 def test_bad_tensor_train_ranks():
     tf = tensor_file_from_arrays({"t": TensorTrainArray([np.ones((1, 2, 1)), np.ones((1, 2, 1))])})
     tf.tensors[0].extra["ranks"] = (1, 1)
-    with pytest.raises(CodecError, match="no valid ranks .* expected 3 positive integers"):
+    with pytest.raises(CodecError, match=r"no valid ranks .* expected 3 positive integers"):
         build_plan(EditableDocument(tf, "zt"))

@@ -63,7 +63,7 @@ def test_deep_copies_and_comparisons_see_through_the_deferral():
 def test_plain_spans_only_for_untouched_deferred_tensors():
     tensors = [dense_tensor("a", "uint8", (8,), 0, 64, 8), dense_tensor("b", "uint8", (8,), 1, 128, 8)]
     assert plain_spans(tensors) == ([64, 128], [8, 8])
-    tensors[1].components  # now anything may change it
+    _ = tensors[1].components  # now anything may change it
     assert plain_spans(tensors) is None
     assert plain_spans([_eager()]) is None
     emptied = dense_tensor("c", "uint8", (8,), 0, 64, 8)

@@ -6,12 +6,13 @@ import struct
 
 import numpy as np
 import pytest
-from test_multifile_builders import hf_arrays, hf_checkpoint
+from safetensors.numpy import save_file
 
+from tests.codec.test_multifile_builders import hf_arrays, hf_checkpoint
 from ztviewer.cli import main
 from ztviewer.codec.check import check_file
 from ztviewer.codec.content_hash import array_sha256, content_sha256
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.multifile import TensorSet, open_path, read_hf_index
 
 SHARD1, SHARD2, SHARD3 = (f"model-0000{i}-of-00003.safetensors" for i in (1, 2, 3))
@@ -182,13 +183,14 @@ def test_a_shards_own_tensor_problem_names_the_shard(tmp_path):
 
 
 def test_index_pointing_outside_its_folder_is_refused(tmp_path):
-    arrays = {"../evil.safetensors": {"x": np.zeros(2, np.float32)}}
+    save_file({"x": np.arange(2, dtype=np.float32)}, str(tmp_path / "evil.safetensors"))   # there, and readable
     index = tmp_path / "sub" / "model.safetensors.index.json"
     index.parent.mkdir()
     index.write_text(json.dumps({"weight_map": {"x": "../evil.safetensors"}}))
     with open_path(index) as tf:
         assert "inside it" in messages(tf, "error")[0]
-    assert arrays  # the file is never written nor read
+        assert all(t.extra_value("source") is None for t in tf.tensors)   # nothing was read from it
+        assert all(s.source is None for s in tf.shards)
 
 
 def test_close_closes_every_shard(tmp_path):
@@ -227,3 +229,14 @@ def test_export_from_a_set(tmp_path, capsys):
     out = tmp_path / "w.npy"
     assert main(["export", str(tmp_path), "model.layers.2.weight", "-o", str(out)]) == 0
     np.testing.assert_array_equal(np.load(out), arrays[SHARD3]["model.layers.2.weight"])
+
+
+def test_shard_file_is_one_shard_with_its_header_regions(tmp_path):
+    with open_path(hf_checkpoint(tmp_path)) as tf:
+        for shard in tf.shards:
+            one = tf.shard_file(shard.source)
+            (length,) = struct.unpack("<Q", (tmp_path / shard.name).read_bytes()[:8])
+            assert [(r.kind, r.offset, r.length) for r in one.regions] == [("header-length", 0, 8),
+                                                                            ("header", 8, length)]
+            assert [t.name for t in one.tensors] == [t.name for t in tf.tensors if t.extra["shard"] == shard.name]
+            assert one.source is shard.source and one.format == "safetensors"

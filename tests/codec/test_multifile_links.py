@@ -8,11 +8,11 @@ import shutil
 
 import numpy as np
 import pytest
-from test_multifile_builders import hf_arrays, hf_checkpoint, spark_dataset
 
+from tests.codec.test_multifile_builders import hf_arrays, hf_checkpoint, spark_dataset
 from ztviewer.cli import main
 from ztviewer.codec.check import check_file
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.multifile import open_path
 from ztviewer.codec.portable import NotARegularFile, open_regular
 
@@ -65,7 +65,8 @@ def test_fifo_as_a_shard_is_an_error_not_a_hang(tmp_path, capsys):
     with open_path(index) as tf:
         (error,) = [m for m in messages(tf, "error") if SHARD2 in m]
         assert "FIFO" in error and "not a regular file" in error
-        assert {t.extra["shard"] for t in tf.tensors if not t.has_errors} == {SHARD1, "model-00003-of-00003.safetensors"}
+        sound = {t.extra["shard"] for t in tf.tensors if not t.has_errors}
+        assert sound == {SHARD1, "model-00003-of-00003.safetensors"}
     assert main(["check", str(index)]) == 1
 
 

@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 from safetensors.numpy import save_file
-from test_multifile_builders import hf_checkpoint, raw_safetensors, spark_dataset
 
+from tests.codec.test_multifile_builders import hf_checkpoint, raw_safetensors, spark_dataset
 from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
 from ztviewer.codec.errors import Cancelled, UnknownFormat
@@ -21,7 +21,7 @@ from ztviewer.codec.multifile.shard_source import ShardChanged
 def test_folder_without_a_set_is_an_error_naming_what_is_there(tmp_path):
     for name in ("a.safetensors", "b.safetensors"):
         save_file({"x": np.zeros(2, np.float32)}, str(tmp_path / name))
-    with pytest.raises(UnknownFormat, match="2 .safetensors files"):
+    with pytest.raises(UnknownFormat, match=r"2 .safetensors files"):
         open_path(tmp_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(UnknownFormat, match="without a tensor set"):

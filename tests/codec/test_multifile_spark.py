@@ -6,11 +6,11 @@ import sys
 
 import numpy as np
 import pytest
-from test_multifile_builders import spark_dataset, spark_name
 
+from tests.codec.test_multifile_builders import spark_dataset, spark_name
 from ztviewer.cli import main
 from ztviewer.codec.check import check_file
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.multifile import open_path, read_spark_dataset
 
 

@@ -8,17 +8,17 @@ import threading
 
 import numpy as np
 import pytest
-from _no_posix import hidden_posix_calls
-from _windows_replace import held_by_this_process, refuse_replacing_open_files
 
+from tests._no_posix import hidden_posix_calls
+from tests._windows_replace import held_by_this_process, refuse_replacing_open_files
 from ztviewer.codec import open_file, portable
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.convert import convert
 from ztviewer.codec.decode import dense_array
 from ztviewer.codec.edit import EditableDocument, RenameTensor, SetFileAttribute
 from ztviewer.codec.save import TMP_MARKER, save
 from ztviewer.codec.source import Source, SourceChanged
 from ztviewer.codec.writers import output as output_module
-from ztviewer.codec.writers.arrays import save_arrays
 
 BIG = np.arange(64 * 1024, dtype=np.float32)
 

@@ -6,8 +6,8 @@ import os
 import threading
 
 import pytest
-from _no_posix import hidden_posix_calls
 
+from tests._no_posix import hidden_posix_calls
 from ztviewer.codec.digest import compute
 from ztviewer.codec.errors import Cancelled, OutOfBounds
 from ztviewer.codec.readahead import read_ahead

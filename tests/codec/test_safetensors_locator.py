@@ -56,7 +56,7 @@ def test_locating_every_key_scans_the_header_a_bounded_number_of_times(escaped, 
     locate = HeaderLocator(_CountedText(text))
     passes = []
     index = locate.index
-    locate.index = lambda: passes.append(1) or index()  # type: ignore[method-assign]  # noqa: E731
+    locate.index = lambda: passes.append(1) or index()  # type: ignore[method-assign]
     _CountedText.scanned = 0
     for name in names if order == "header" else names[::-1]:
         assert locate(name) == expected[name]

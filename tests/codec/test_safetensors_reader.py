@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _corpus import CORPUS, corpus_available, corpus_manifest, hostile_entries
+from tests._corpus import CORPUS, corpus_available, corpus_manifest, hostile_entries
 from ztviewer.codec import registry
 from ztviewer.codec.dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ztviewer.codec.errors import CodecError, HeaderError

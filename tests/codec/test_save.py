@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from ztviewer.codec import open_file
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.decode import dense_array
 from ztviewer.codec.edit import EditableDocument, RenameTensor, SetEncoding, SetFileAttribute
 from ztviewer.codec.errors import Cancelled, EditRefused
 from ztviewer.codec.save import TMP_MARKER, atomic_write, edit_file, save, stale_temporaries
 from ztviewer.codec.writers import output as output_module
-from ztviewer.codec.writers.arrays import save_arrays
 
 BIG = np.arange(256 * 1024, dtype=np.float32)  # 1 MiB
 
@@ -181,7 +181,8 @@ def test_permissions_are_kept_and_symlinks_followed(src, tmp_path):
 def test_edit_file_to_another_path(src, tmp_path):
     before = src.read_bytes()
     result = edit_file(src, [RenameTensor("big", "weights"), SetFileAttribute("k", "v")], tmp_path / "o.zt")
-    assert src.read_bytes() == before and result.format == "zt-v1.0" and result.size == (tmp_path / "o.zt").stat().st_size
+    assert src.read_bytes() == before and result.format == "zt-v1.0"
+    assert result.size == (tmp_path / "o.zt").stat().st_size
     with open_file(tmp_path / "o.zt") as tf:
         assert sorted(t.name for t in tf.tensors) == ["small", "weights"] and tf.attributes["k"] == "v"
 
@@ -222,7 +223,8 @@ def test_malformed_digest_is_refused_until_an_edit_replaces_it(name, tensor, tmp
 
     with open_file(corpus_dir / "hostile" / name) as tf:
         doc = EditableDocument(tf)
-        with pytest.raises(UnsupportedConversion, match=f"tensor '{tensor}': cannot be written: malformed .*digest.*delete the tensor"):
+        refusal = f"tensor '{tensor}': cannot be written: malformed .*digest.*delete the tensor"
+        with pytest.raises(UnsupportedConversion, match=refusal):
             save(doc, tmp_path / "out.zt")
         SetDigest("crc32c").apply(doc)
         save(doc, tmp_path / "out.zt")

@@ -1,11 +1,6 @@
 """The save benchmark runs end to end at a tiny size and reports its figures in the runner's row format."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from benchmarks import bench_save
 from benchmarks.common import REQUIRED_KEYS
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from ztviewer.codec import open_file
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.content_hash import content_sha256
 from ztviewer.codec.save import TMP_MARKER, stale_temporaries
-from ztviewer.codec.writers.arrays import save_arrays
 
 SIZE = int(os.environ.get("ZTVIEWER_CRASH_TEST_MB", "200")) << 20
 ITERATIONS = 6

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zstandard
-from hostile_values import V1, cbor_map, enc, v10, zt_file
+
+from tests.hostile_values import V1, cbor_map, enc, v10, zt_file
 
 N = 4 << 20  # float32 elements per tensor: 16 MiB each
 
@@ -29,7 +30,8 @@ def two_tensors(path: Path) -> None:
                                (enc("components"), cbor_map([(enc("data"), cbor_map([
                                    (enc("offset"), enc(64)), (enc("length"), enc(len(raw))),
                                    (enc("digest"), enc(f"crc32c:0x{crc32c.crc32c(raw):08X}"))]))]))])),
-        (enc("packed"), cbor_map([(enc("dtype"), enc("float32")), (enc("shape"), enc([N])), (enc("format"), enc("dense")),
+        (enc("packed"), cbor_map([(enc("dtype"), enc("float32")), (enc("shape"), enc([N])),
+                                  (enc("format"), enc("dense")),
                                   (enc("components"), cbor_map([(enc("data"), cbor_map([
                                       (enc("offset"), enc(64 + pad)), (enc("length"), enc(len(frame))),
                                       (enc("encoding"), enc("zstd"))]))]))])),
@@ -41,7 +43,7 @@ _CHILD = """
 import sys
 from ztviewer.codec.check import check_file
 from ztviewer.codec.content_hash import content_sha256
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.multifile import open_path
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _corpus import CORPUS, corpus_available, corpus_manifest
+from tests._corpus import CORPUS, corpus_available, corpus_manifest
 from ztviewer.codec import registry, tt
 from ztviewer.codec.errors import CodecError, DecodeLimitExceeded, UnsupportedLayout
 from ztviewer.codec.model import Tensor, TensorFile

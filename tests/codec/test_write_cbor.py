@@ -26,7 +26,8 @@ def test_heads_and_scalars(value, expected):
 @pytest.mark.parametrize("value, expected", [
     (0.5, "f93800"), (1.0, "f93c00"), (-2.0, "f9c000"), (65504.0, "f97bff"),
     (0.1, "fb3fb999999999999a"), (3.4028234663852886e38, "fa7f7fffff"), (1e300, "fb7e37e43c8800759c"),
-    (math.inf, "f97c00"), (-math.inf, "f9fc00"), (math.nan, "f97e00"), (2.0 ** -24, "f90001"), (2.0 ** -149, "fa00000001"),
+    (math.inf, "f97c00"), (-math.inf, "f9fc00"), (math.nan, "f97e00"), (2.0 ** -24, "f90001"),
+    (2.0 ** -149, "fa00000001"),
 ])
 def test_floats_use_the_shortest_lossless_width(value, expected):
     """serde_cbor writes f16 when lossless, then f32, else f64 (0.5 in types_attrs.zt is f9 3800)."""

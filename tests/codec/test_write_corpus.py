@@ -6,8 +6,8 @@ from pathlib import Path
 
 import cbor2
 import pytest
-from _corpus import CORPUS, corpus_manifest
 
+from tests._corpus import CORPUS, corpus_manifest
 from ztviewer.codec import open_file
 from ztviewer.codec.content_hash import content_sha256
 from ztviewer.codec.decode import component_bytes

@@ -13,9 +13,9 @@ import pytest
 import zstandard
 
 import ztviewer
+from ztviewer.codec.arrays import SparseArray, TensorTrainArray, save_arrays, tensor_file_from_arrays
 from ztviewer.codec.errors import WriterStateError
 from ztviewer.codec.writers import Phase, build_plan, writer_for
-from ztviewer.codec.writers.arrays import SparseArray, TensorTrainArray, save_arrays, tensor_file_from_arrays
 from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.codec.writers.output import Output
 
@@ -160,7 +160,8 @@ def test_zt_v01_zstd_checksum(tmp_path):
 
 def test_objects_layout(tmp_path):
     path = tmp_path / "obj.zt"
-    save_arrays(path, {"c": np.array([1 + 2j, 3 - 4j], np.complex64), "f8": (np.arange(4, dtype=np.uint8), "float8_e4m3fn"),
+    save_arrays(path, {"c": np.array([1 + 2j, 3 - 4j], np.complex64),
+                       "f8": (np.arange(4, dtype=np.uint8), "float8_e4m3fn"),
                        "w": np.arange(6, dtype=np.float32)}, to="zt-objects", compress=("zstd", 1),
                 tensor_attributes={"w": {"unit": "volt", "scale": 0.5}})
     data = path.read_bytes()

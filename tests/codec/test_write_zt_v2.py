@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 import zstandard
 
+from ztviewer.codec.arrays import SparseArray, TensorTrainArray, save_arrays
 from ztviewer.codec.convert import convert
 from ztviewer.codec.edit import EditableDocument, RenameTensor, SetFileAttribute, SetTensorAttribute
 from ztviewer.codec.errors import EditRefused, UnsupportedConversion
 from ztviewer.codec.registry import open_file
 from ztviewer.codec.save import save
 from ztviewer.codec.writers import zt_v2
-from ztviewer.codec.writers.arrays import SparseArray, TensorTrainArray, save_arrays
 from ztviewer.codec.writers.cbor import dumps_deterministic
 from ztviewer.codec.writers.zstd_seekable_writer import SEEKABLE_MAGIC, SKIPPABLE_MAGIC, SeekableEncoder, encode
 

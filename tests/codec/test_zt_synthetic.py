@@ -6,8 +6,18 @@ import struct
 import cbor2
 import pytest
 
-from zt_builders import (V01, V1, dense_v10, errors, has_error, has_warning, open_bytes, v01_entry, warnings,
-                         zt_bytes)
+from tests.codec.zt_builders import (
+    V01,
+    V1,
+    dense_v10,
+    errors,
+    has_error,
+    has_warning,
+    open_bytes,
+    v01_entry,
+    warnings,
+    zt_bytes,
+)
 
 F32x6 = bytes(24)
 
@@ -232,7 +242,7 @@ def test_objects_logical_types_and_their_sizes():
         "f8": obj([24], {"data": {"dtype": "u8", "type": "f8_e4m3fn", "offset": 256, "length": 24}}),
         "odd": obj([6], {"data": {"dtype": "f128", "offset": 320, "length": 24}}),
     }
-    tf = open_bytes(objects(objs, {offset: F32x6 for offset in range(64, 384, 64)}))
+    tf = open_bytes(objects(objs, dict.fromkeys(range(64, 384, 64), F32x6)))
     c64 = tf.tensor("c64")
     assert (c64.dtype, c64.components["data"].dtype, c64.problems) == ("complex64", "float32", [])
     assert has_error(tf, "c64_short", "24 bytes", "48")
@@ -245,7 +255,8 @@ def test_objects_logical_types_and_their_sizes():
 def test_objects_uncompressed_length_and_attributes():
     objs = {
         "z": obj([6], {"data": {"dtype": "f32", "offset": 64, "length": 20, "uncompressed_length": 24,
-                                "encoding": "zstd", "digest": "crc32c:0x00000000"}}, attributes={"x": [1, {"y": None}]}),
+                                "encoding": "zstd", "digest": "crc32c:0x00000000"}},
+                 attributes={"x": [1, {"y": None}]}),
         "z_bad": obj([6], {"data": {"dtype": "f32", "offset": 128, "length": 20, "uncompressed_length": 28,
                                     "encoding": "zstd"}}),
         "attrs_list": obj([6], {"data": {"dtype": "f32", "offset": 192, "length": 24}}, attributes=[1]),

@@ -15,11 +15,12 @@ import cbor2
 import numpy as np
 import pytest
 
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.registry import open_file
-from ztviewer.codec.writers.arrays import save_arrays
 from ztviewer.codec.writers.cbor import dumps_deterministic
 from ztviewer.codec.writers.zt_v2_append import append_manifest, journal_path, recover
 
+REPO = Path(__file__).resolve().parents[2]
 ztensor = pytest.importorskip("ztensor")
 ARRAYS = {"w": np.arange(1000, dtype=np.float32), "b": np.ones(7, np.int8)}
 
@@ -132,12 +133,10 @@ def test_a_process_killed_mid_append_loses_only_the_new_generation(tmp_path: Pat
     path = _v2(tmp_path / "m.zt")
     old = path.read_bytes()
     script = textwrap.dedent(f"""
-        import os, sys
+        import os
         from pathlib import Path
-        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
-        sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
         from ztviewer.codec.writers.zt_v2_append import append_manifest
-        from test_zt_v2_append import _edited
+        from tests.codec.test_zt_v2_append import _edited
         path = Path({str(path)!r})
         manifest = _edited(path, note="killed")
         real_write = os.write
@@ -149,7 +148,8 @@ def test_a_process_killed_mid_append_loses_only_the_new_generation(tmp_path: Pat
         os.write = dying
         append_manifest(path, manifest, 65536)
     """)
-    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120,
+                          cwd=REPO)  # ``python -c`` imports from its working folder: this checkout's packages
     assert done.returncode == 9, done.stderr
     assert os.path.exists(journal_path(path)) and len(path.read_bytes()) == len(old) + 700
     tf = open_file(path)

@@ -10,18 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import ztviewer.codec.formats  # noqa: E402
-
-if not (Path(ztviewer.codec.formats.__file__).parent / "zt_v2" / "reader.py").exists():
-    pytest.skip("the zTensor v2 reader is not there yet", allow_module_level=True)
-ztensor = pytest.importorskip("ztensor")
-
-from _corpus import CORPUS  # noqa: E402
-
-from ztviewer.codec import open_file  # noqa: E402
-from ztviewer.codec.content_hash import content_sha256  # noqa: E402
-from ztviewer.codec.convert import convert  # noqa: E402
-from ztviewer.codec.edit import (  # noqa: E402
+from tests._corpus import CORPUS
+from ztviewer.codec import open_file
+from ztviewer.codec.arrays import SparseArray, save_arrays
+from ztviewer.codec.content_hash import content_sha256
+from ztviewer.codec.convert import convert
+from ztviewer.codec.edit import (
     DeleteFileAttribute,
     DeleteTensor,
     EditableDocument,
@@ -30,10 +24,11 @@ from ztviewer.codec.edit import (  # noqa: E402
     SetFileAttribute,
     SetTensorAttribute,
 )
-from ztviewer.codec.errors import UnsupportedConversion  # noqa: E402
-from ztviewer.codec.save import save  # noqa: E402
-from ztviewer.codec.writers.arrays import SparseArray, save_arrays  # noqa: E402
-from ztviewer.codec.writers.zt_v2_append import journal_path  # noqa: E402
+from ztviewer.codec.errors import UnsupportedConversion
+from ztviewer.codec.save import save
+from ztviewer.codec.writers.zt_v2_append import journal_path
+
+ztensor = pytest.importorskip("ztensor")
 
 V1_FAMILIES = {"zt_v0.1": "zt-v0.1", "zt_v1.0": "zt", "zt_v1.x": "zt-objects"}
 

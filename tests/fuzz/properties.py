@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
-from strategies import Built
 
+from tests.fuzz.strategies import Built
 from ztviewer.codec.check import check_file
 from ztviewer.codec.content_hash import content_sha256
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.registry import read_source
 from ztviewer.codec.source import Source

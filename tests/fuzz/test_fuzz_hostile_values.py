@@ -14,7 +14,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from hostile_values import (
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from tests.hostile_values import (
     FOUR_FLOATS,
     V01,
     V1,
@@ -31,9 +34,6 @@ from hostile_values import (
     v10_dense,
     zt_file,
 )
-from hypothesis import HealthCheck, given, note, settings
-from hypothesis import strategies as st
-
 from ztviewer.cli import main
 
 SCALE = float(os.environ.get("ZTVIEWER_FUZZ_EXAMPLES", "1"))

@@ -14,8 +14,9 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from properties import check_memory, check_valid, decode_cap, exercise
-from strategies import FORMATS, corruptions
+
+from tests.fuzz.properties import check_memory, check_valid, decode_cap, exercise
+from tests.fuzz.strategies import FORMATS, corruptions
 
 SCALE = float(os.environ.get("ZTVIEWER_FUZZ_EXAMPLES", "1"))
 COMMON = {"deadline": None, "derandomize": False, "print_blob": True,

@@ -7,8 +7,8 @@ in test_fuzz_properties.py stay active and keep finding these until they are fix
 from __future__ import annotations
 
 import pytest
-from properties import check_memory, deadline, decode_cap, exercise
 
+from tests.fuzz.properties import check_memory, deadline, decode_cap, exercise
 from ztviewer.codec.content_hash import content_sha256
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.registry import read_source
@@ -75,22 +75,27 @@ ZSTD_TINY_TENSOR = bytes.fromhex(
 )
 
 
-# Was a bug: decode.dense_array: present(bits).reshape(shape) raises numpy's ValueError 'array is too big' for a  zero-element shape whose non-zero dims overflow intp; must be a CodecError (or the reader flags the  shape)
+# Was a bug: decode.dense_array: present(bits).reshape(shape) raises numpy's ValueError 'array is too big' for a zero-
+# element shape whose non-zero dims overflow intp; must be a CodecError (or the reader flags the shape)
 def test_dense_zero_elements_huge_dim():
     exercise(ZERO_ELEMENTS_HUGE_DIM_DENSE, "a.safetensors")
 
 
-# Was a bug: decode.dense_array: reshape to a zero-element shape with a dim above 2**63 - 1 raises numpy's  ValueError 'Maximum allowed dimension exceeded'; must be a CodecError
+# Was a bug: decode.dense_array: reshape to a zero-element shape with a dim above 2**63 - 1 raises numpy's ValueError
+# 'Maximum allowed dimension exceeded'; must be a CodecError
 def test_dense_zero_elements_dim_above_intp():
     exercise(ZERO_ELEMENTS_DIM_ABOVE_INTP, "e.zt")
 
 
-# Was a bug: sparse._densify: np.zeros(shape) raises numpy's ValueError 'array is too big' (the decode-limit check  passes because the shape has 0 elements); must be a CodecError
+# Was a bug: sparse._densify: np.zeros(shape) raises numpy's ValueError 'array is too big' (the decode-limit check
+# passes because the shape has 0 elements); must be a CodecError
 def test_sparse_zero_elements_huge_dim():
     exercise(ZERO_ELEMENTS_HUGE_DIM_SPARSE, "b.zt")
 
 
-# Was a bug: content_hash / sparse.iter_dense_chunks never checks decode_limit(): hashing the dense equivalent of  a [1, 2**40] sparse tensor loops over 2**20 chunks of 1M zeros (hours) instead of raising  DecodeLimitExceeded as to_dense does
+# Was a bug: content_hash / sparse.iter_dense_chunks never checks decode_limit(): hashing the dense equivalent of a
+# [1, 2**40] sparse tensor loops over 2**20 chunks of 1M zeros (hours) instead of raising DecodeLimitExceeded as
+# to_dense does
 def test_sparse_content_hash_respects_decode_limit():
     tf = read_source(Source.from_bytes(SPARSE_HUGE_DENSE_EQUIVALENT, "c.zt"))
     (tensor,) = tf.tensors
@@ -99,17 +104,22 @@ def test_sparse_content_hash_respects_decode_limit():
         content_sha256(tf, tensor, cancelled=deadline("content_sha256", 1.0))
 
 
-# Was a bug: sparse.iter_dense_chunks allocates chunks of 2**20 elements (8 MiB for float64) whatever the decode  cap (1 MiB here) and the file size (270 bytes)
+# Was a bug: sparse.iter_dense_chunks allocates chunks of 2**20 elements (8 MiB for float64) whatever the decode cap
+# (1 MiB here) and the file size (270 bytes)
 def test_sparse_content_hash_memory():
     check_memory(SPARSE_8MIB_DENSE_EQUIVALENT, "c2.zt")
 
 
-# Was a bug: decode.iter_decoded calls reader.read(CHUNK) with CHUNK = 8 MiB: python-zstandard allocates the full  8 MiB output buffer for every read, so a 16-byte tensor costs 8 MiB (cap is 1 MiB); read  min(chunk, cap - produced + 1) bytes instead
+# Was a bug: decode.iter_decoded calls reader.read(CHUNK) with CHUNK = 8 MiB: python-zstandard allocates the full 8
+# MiB output buffer for every read, so a 16-byte tensor costs 8 MiB (cap is 1 MiB); read min(chunk, cap - produced +
+# 1) bytes instead
 def test_zstd_small_tensor_memory():
     check_memory(ZSTD_TINY_TENSOR, "d.zt")
 
 
-# Was a bug: content_hash.iter_logical_bytes and decode.to_dense call tt.reconstruct(cores) without its limit:  a 55-byte BLZ of shape [1, 2**40] (rank 0 bond) asks numpy for 8 TiB; pass  limit=decode_limit() // itemsize so it raises DecodeLimitExceeded
+# Was a bug: content_hash.iter_logical_bytes and decode.to_dense call tt.reconstruct(cores) without its limit: a
+# 55-byte BLZ of shape [1, 2**40] (rank 0 bond) asks numpy for 8 TiB; pass limit=decode_limit() // itemsize so it
+# raises DecodeLimitExceeded
 def test_tt_reconstruct_respects_decode_limit():
     with decode_cap(16 << 20):
         exercise(TT_RANK0_HUGE, "e1.blz")

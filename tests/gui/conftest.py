@@ -5,16 +5,18 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
+from PySide6.QtCore import QCoreApplication, QSettings, QThreadPool
+
+import ztviewer.gui  # noqa: F401  (binding work-arounds before any widget exists)
+from tests.gui.inspect_helpers import SIZE
+from ztviewer.codec import open_file
+from ztviewer.codec.arrays import save_arrays
+from ztviewer.session.decode_cache import DecodedCache
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import ztviewer.gui  # noqa: E402,F401  (binding work-arounds before any widget exists)
-from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 
 # The offscreen platform cannot resize native windows to size hints; Qt says so as a warning whenever a
 # dock or status-bar widget changes a top-level window's constraints. It is not a warning about our code.
@@ -56,7 +58,7 @@ def window(qtbot, settings):
 
 @pytest.fixture
 def sample_file(tmp_path):
-    from synthetic_files import build_file, sample_specs
+    from tests.gui.synthetic_files import build_file, sample_specs
 
     tf = build_file(tmp_path / "sample.zt", sample_specs())
     yield tf
@@ -75,3 +77,68 @@ def file_view(qtbot, sample_file):
     view.show()
     yield view
     view.shutdown()
+
+
+# --- inspect panel (tests/gui/test_inspect_*.py) ---
+@pytest.fixture
+def pool():
+    pool = QThreadPool()
+    pool.setMaxThreadCount(2)
+    yield pool
+    pool.waitForDone(10_000)
+
+
+@pytest.fixture
+def cache():
+    return DecodedCache(budget=64 << 20)
+
+
+@pytest.fixture
+def open_arrays(tmp_path):
+    """``open_arrays(arrays, name="t.zt", **save_kw)`` writes the arrays and returns the opened file."""
+    opened = []
+
+    def make(arrays, name: str = "t.zt", **kw):
+        path = tmp_path / name
+        to = "safetensors" if name.endswith(".safetensors") else "blz" if name.endswith(".blz") else "zt"
+        save_arrays(path, arrays, to=to, **kw)
+        tf = open_file(path)
+        opened.append(tf)
+        return tf
+
+    yield make
+    for tf in opened:
+        tf.close()
+
+
+@pytest.fixture
+def panel(qtbot, pool, cache):
+    from ztviewer.gui.views.inspect import InspectPanel
+
+    widget = InspectPanel(pool, cache)
+    qtbot.addWidget(widget)
+    widget.resize(*SIZE)
+    widget.show()
+    qtbot.waitExposed(widget)
+    yield widget
+    widget.shutdown()
+
+
+@pytest.fixture
+def heatmap(qtbot, pool):
+    from ztviewer.gui.views.inspect.heatmap import HeatmapView
+
+    view = HeatmapView(pool)
+    qtbot.addWidget(view)
+    view.resize(*SIZE)
+    view.show()
+    qtbot.waitExposed(view)
+    yield view
+    view.shutdown()
+
+
+@pytest.fixture
+def discard_on_teardown(request):
+    """Closing the test window must not block on the Save / Discard / Cancel box (test_edit_*: usefixtures)."""
+    if "window" in request.fixturenames:
+        request.getfixturevalue("window").editing.ask_unsaved = lambda view: "discard"

@@ -22,7 +22,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem
 
 import ztviewer.gui  # noqa: F401
-from ztviewer.codec.writers.arrays import save_arrays
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.gui.main_window import MainWindow
 from ztviewer.gui.models.tree_roles import Column
 from ztviewer.gui.tree_columns import IMPORTANT

@@ -39,7 +39,8 @@ def _digest(kind: str | None, data: bytes) -> str | None:
     return kind
 
 
-def build_file(path: str | os.PathLike[str], specs: list[Spec], file_problems: list[Problem] | None = None) -> TensorFile:
+def build_file(path: str | os.PathLike[str], specs: list[Spec],
+               file_problems: list[Problem] | None = None) -> TensorFile:
     """Write magic, 64-aligned blobs with zero padding, a fake manifest and a footer; return the model."""
     out = bytearray(MAGIC)
     tensors = []
@@ -59,7 +60,8 @@ def build_file(path: str | os.PathLike[str], specs: list[Spec], file_problems: l
     out += (manifest_at).to_bytes(8, "little")
     with open(path, "wb") as f:
         f.write(out)
-    regions = [Region("magic", 0, len(MAGIC), "magic"), Region("manifest", manifest_at, footer_at - manifest_at, "manifest"),
+    regions = [Region("magic", 0, len(MAGIC), "magic"),
+               Region("manifest", manifest_at, footer_at - manifest_at, "manifest"),
                Region("footer", footer_at, 8, "footer")]
     return TensorFile(os.fspath(path), "zt", "test", attributes={"producer": "tests"}, tensors=tensors,
                       problems=list(file_problems or []), regions=regions, source=Source(path))
@@ -90,7 +92,7 @@ def sample_safetensors(folder, name: str = "weights.safetensors") -> str:
     """A real safetensors file, written by the codec's writer, that the registered reader opens."""
     import numpy as np
 
-    from ztviewer.codec.writers.arrays import save_arrays
+    from ztviewer.codec.arrays import save_arrays
 
     path = os.path.join(folder, name)
     save_arrays(path, {

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QMessageBox
-from window_helpers import open_in_window
 
+from tests.gui.window_helpers import open_in_window
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.edit import SetFileAttribute
 from ztviewer.codec.source import SourceChanged
-from ztviewer.codec.writers.arrays import save_arrays
 
 ARRAYS = {"a": np.arange(1 << 16, dtype=np.float32), "b": np.arange(4, dtype=np.int64)}
 

@@ -2,20 +2,15 @@
 every tensor decoded, every digest) and a view that decodes a damaged tensor."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
-from window_helpers import open_in_window
 
+from tests._corpus import CORPUS, corpus_available
+from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import Severity
 from ztviewer.gui.check_controller import check_summary
 from ztviewer.gui.models.tensor_tree import Column
 from ztviewer.workers.tasks import CheckFileTask
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _corpus import CORPUS, corpus_available
 
 # the CSR tensor's column index 99 lies outside its 6 columns: the reader cannot see it, decoding does
 DAMAGED = CORPUS / "hostile" / "zt10_csr_column_out_of_range.zt"
@@ -104,7 +99,7 @@ def test_a_view_that_fails_to_decode_reports_its_problem(qtbot, window):
 
 
 def test_check_file_task_stops_when_cancelled_between_tensors(qtbot, tmp_path):
-    from synthetic_files import Spec, build_file, float_bytes
+    from tests.gui.synthetic_files import Spec, build_file, float_bytes
 
     tf = build_file(tmp_path / "many.zt", [Spec(f"t{i}", parts={"data": float_bytes(16)}) for i in range(50)])
     task = CheckFileTask(tf)
@@ -141,8 +136,7 @@ def test_opening_several_files_shows_the_one_opened_last(qtbot, window, tmp_path
     """However the parses finish, the tab in front is the last file asked for."""
     import threading
 
-    from synthetic_files import Spec, build_file, float_bytes
-
+    from tests.gui.synthetic_files import Spec, build_file, float_bytes
     from ztviewer.workers import tasks
 
     small_done = threading.Event()

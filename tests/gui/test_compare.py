@@ -11,8 +11,8 @@ from PySide6.QtCore import QRectF, Qt
 from safetensors.numpy import save_file
 
 from ztviewer.analysis.diff import AttrKind
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.dtypes import to_float32
-from ztviewer.codec.writers.arrays import save_arrays
 from ztviewer.gui.compare.attributes_model import AttributeChangesModel
 from ztviewer.gui.compare.compare_view import CompareView
 from ztviewer.gui.compare.pairs_model import FIRST_B, FIRST_METRIC, HEADERS
@@ -190,7 +190,7 @@ def test_jump_to_worst_in_3d(qtbot, checkpoints):
 
 
 def test_window_compare_tab_and_drop(qtbot, checkpoints, tmp_path):
-    from test_main_window import drop
+    from tests.gui.test_main_window import drop
 
     a, b, _, _ = checkpoints
     window = MainWindow()

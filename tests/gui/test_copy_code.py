@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtGui import QGuiApplication
-from window_helpers import open_in_window
 
+from tests.gui.window_helpers import open_in_window
 from ztviewer.session.code_snippet import CODEC, SAFETENSORS
 
 ROOT = Path(__file__).resolve().parents[2]

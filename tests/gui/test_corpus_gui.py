@@ -2,18 +2,15 @@
 their problems in the Problems dock."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from window_helpers import open_in_window
+from tests._corpus import CORPUS, corpus_available
+from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import open_file
 from ztviewer.gui.models.tensor_tree import Column, TreeRole
 from ztviewer.session.formatting import shape_text
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _corpus import CORPUS, corpus_available  # noqa: E402
 
 SKIP_SUFFIXES = (".json", ".npy", ".md")
 

@@ -6,9 +6,9 @@ import copy
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from window_helpers import open_in_window
 
-from ztviewer.codec.writers.arrays import save_arrays
+from tests.gui.window_helpers import open_in_window
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.gui.editing.attributes_model import AttrColumn
 from ztviewer.session.value_text import InvalidValue, parse
 

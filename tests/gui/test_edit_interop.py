@@ -6,8 +6,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from test_edit_attributes import discard_on_teardown, make_file, opened  # noqa: F401
-from test_edit_save import edit_objects_file, wait_saved
+
+from tests.gui.test_edit_attributes import discard_on_teardown, make_file, opened  # noqa: F401
+from tests.gui.test_edit_save import edit_objects_file, wait_saved
 
 INTEROP = Path(__file__).resolve().parents[1] / "interop" / "conftest.py"
 

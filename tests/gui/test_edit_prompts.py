@@ -1,8 +1,7 @@
 """The unsaved-changes prompt on close / reload / quit: Save, Discard and Cancel (issue 6)."""
 from __future__ import annotations
 
-from test_edit_attributes import discard_on_teardown, make_file, opened  # noqa: F401
-
+from tests.gui.test_edit_attributes import discard_on_teardown, make_file, opened  # noqa: F401
 from ztviewer.codec import open_file
 
 

@@ -8,12 +8,12 @@ import sys
 
 import numpy as np
 import pytest
-from test_edit_attributes import discard_on_teardown, make_file, opened, select_tensor  # noqa: F401
 
+from tests.gui.test_edit_attributes import discard_on_teardown, make_file, opened, select_tensor  # noqa: F401
 from ztviewer.codec import open_file
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.check import check_file
 from ztviewer.codec.save import stale_temporaries
-from ztviewer.codec.writers.arrays import save_arrays
 from ztviewer.gui.editing.attributes_model import AttrColumn
 
 
@@ -111,7 +111,7 @@ def test_save_as_each_format(qtbot, window, tmp_path, target, options):
 
 
 def test_live_refusal_and_densify(qtbot, window, tmp_path):
-    from ztviewer.codec.writers.arrays import SparseArray
+    from ztviewer.codec.arrays import SparseArray
 
     path = tmp_path / "sparse.zt"
     save_arrays(path, {"s": SparseArray("sparse_csr", (2, 3), np.array([1.0, 2.0], np.float32),
@@ -182,7 +182,7 @@ def test_cli_check_passes_on_app_saved_file(qtbot, window, tmp_path):
 
 
 def test_save_as_blz_where_it_fits(qtbot, window, tmp_path):
-    from ztviewer.codec.writers.arrays import TensorTrainArray
+    from ztviewer.codec.arrays import TensorTrainArray
 
     rng = np.random.default_rng(2)
     path = tmp_path / "tt.zt"

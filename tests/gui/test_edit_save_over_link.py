@@ -1,9 +1,8 @@
 """Save As onto a file that another tab opened through a symbolic link: that tab is recognised as showing it."""
 import os
 
-from test_edit_attributes import discard_on_teardown, make_file, opened  # noqa: F401
-from test_edit_save_over_open import answering, save_as
-
+from tests.gui.test_edit_attributes import discard_on_teardown, make_file, opened  # noqa: F401
+from tests.gui.test_edit_save_over_open import answering, save_as
 from ztviewer.codec.edit import RenameTensor
 
 

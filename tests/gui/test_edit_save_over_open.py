@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_edit_attributes import discard_on_teardown, make_file, opened  # noqa: F401
 
+from tests.gui.test_edit_attributes import discard_on_teardown, make_file, opened  # noqa: F401
 from ztviewer.codec.edit import RenameTensor
 from ztviewer.codec.errors import EditRefused
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt
-from test_edit_attributes import discard_on_teardown, make_file, opened, select_tensor  # noqa: F401
-from test_tree_filter import set_filter, view_index
 
+from tests.gui.test_edit_attributes import discard_on_teardown, make_file, opened, select_tensor  # noqa: F401
+from tests.gui.test_tree_filter import set_filter, view_index
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.edit import RenameTensor
-from ztviewer.codec.writers.arrays import save_arrays
 from ztviewer.gui.models.tree_roles import TreeRole
 
 

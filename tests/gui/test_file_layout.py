@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 
-from synthetic_files import Spec, build_file
+from tests.gui.synthetic_files import Spec, build_file
 from ztviewer.codec import Component, Region, Tensor, TensorFile
 from ztviewer.codec.source import Source
 from ztviewer.session.file_layout import build_layout
@@ -76,7 +76,8 @@ def test_file_map_renders_many_tiny_blobs_quickly(qtbot, tmp_path):
 
     from ztviewer.gui.views.file_map import FileMap
 
-    tf = build_file(tmp_path / "many.zt", [Spec(f"t{i}", parts={"data": b"\x01" * 8}, digest=None) for i in range(3000)])
+    specs = [Spec(f"t{i}", parts={"data": b"\x01" * 8}, digest=None) for i in range(3000)]
+    tf = build_file(tmp_path / "many.zt", specs)
     file_map = FileMap()
     qtbot.addWidget(file_map)
     file_map.resize(800, 50)

@@ -1,6 +1,6 @@
 import numpy as np
-from test_inspect_common import cache, open_arrays, panel, pool, show_and_wait  # noqa: F401
 
+from tests.gui.inspect_helpers import show_and_wait
 from ztviewer.analysis.reduce import block_reduce, level_sample
 from ztviewer.gui.views.inspect import levels as lv
 
@@ -35,10 +35,11 @@ def test_small_planes_are_taken_whole():
     np.testing.assert_array_equal(np.sort(level_sample(plane, 100)), np.arange(12))
 
 
-def test_heatmap_of_a_weight_with_an_outlier_column_is_not_washed_out(qtbot, panel, open_arrays):  # noqa: F811
+def test_heatmap_of_a_weight_with_an_outlier_column_is_not_washed_out(qtbot, panel, open_arrays):
     from PySide6.QtCore import QRectF
-    from test_inspect_common import wait_idle
-    from test_inspect_render import pixels, render_plot
+
+    from tests.gui.inspect_helpers import wait_idle
+    from tests.gui.test_inspect_render import pixels, render_plot
 
     weight = weight_with_outlier_column(1024, 2048, column=700)
     tf = open_arrays({"w": weight})

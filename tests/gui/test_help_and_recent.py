@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QAction, QKeySequence
-from synthetic_files import sample_safetensors
-from window_helpers import open_in_window
 
+from tests.gui.synthetic_files import sample_safetensors
+from tests.gui.window_helpers import open_in_window
 from ztviewer.gui.dialogs.help import ShortcutsDialog, shortcut_rows
 from ztviewer.gui.recent_files import distinguishing_labels
 

@@ -6,8 +6,8 @@ import struct
 import numpy as np
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QMouseEvent
-from window_helpers import open_in_window
 
+from tests.gui.window_helpers import open_in_window
 from ztviewer.gui.views.hex_copy import parse_range
 
 

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QRectF
 
-from test_inspect_common import (cache, heatmap, heatmap_painted, open_arrays, panel, pool,  # noqa: F401
-                                 show_and_wait, wait_idle)
+from tests.gui.inspect_helpers import heatmap_painted, show_and_wait, wait_idle
 from ztviewer.analysis.plane_jobs import Inline, reduce_region
 from ztviewer.analysis.reduce import block_reduce, strided_preview
 from ztviewer.codec.dtypes import to_float32

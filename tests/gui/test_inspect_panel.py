@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from _corpus import corpus_manifest
-from test_inspect_common import cache, heatmap_painted, open_arrays, painted, panel, pool  # noqa: F401
+from tests._corpus import corpus_manifest
+from tests.gui.inspect_helpers import heatmap_painted, painted
 from ztviewer.analysis.mapped import ReleasingPlane, file_mapped, release, releasing
 from ztviewer.codec import open_file
 from ztviewer.gui.views.inspect.export import SliceSource, save_png, save_svg, write_csv, write_npy

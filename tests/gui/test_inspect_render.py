@@ -20,9 +20,8 @@ import pytest
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 
-from test_inspect_common import (cache, checkerboard, heatmap_painted, open_arrays, panel, pool,  # noqa: F401
-                                 show_and_wait)
-from ztviewer.codec.writers.arrays import SparseArray, TensorTrainArray
+from tests.gui.inspect_helpers import checkerboard, heatmap_painted, show_and_wait
+from ztviewer.codec.arrays import SparseArray, TensorTrainArray
 
 REFERENCES = Path(__file__).resolve().parent / "reference_png"
 REGENERATE = os.environ.get("ZTVIEWER_REGEN_PNG") == "1"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QRectF
 
-from test_inspect_common import cache, open_arrays, panel, pool, show_and_wait, wait_idle  # noqa: F401
+from tests.gui.inspect_helpers import show_and_wait, wait_idle
 from ztviewer.analysis.spy import spy_density_csr
 from ztviewer.codec import open_file
+from ztviewer.codec.arrays import SparseArray
 from ztviewer.codec.sparse import load_sparse
-from ztviewer.codec.writers.arrays import SparseArray
 
 
 def test_csr_from_the_corpus_shows_exact_markers_and_facts(qtbot, panel, corpus_dir):
@@ -100,7 +100,7 @@ def test_dense_viewed_as_sparse(qtbot, panel, open_arrays):
     qtbot.waitUntil(lambda: view.prepared is not None and not view.slot.busy)
     facts = view.prepared.facts
     assert facts.nnz == 3 and facts.lower_bandwidth == 39
-    rows, cols, values = view.current.markers
+    rows, cols, _values = view.current.markers
     assert sorted(zip(rows.tolist(), cols.tolist())) == [(3, 4), (10, 10), (39, 0)]
     view.back_button.click()
     assert panel.stack.currentWidget() is panel.heatmap

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from test_inspect_common import cache, open_arrays, panel, pool, show_and_wait  # noqa: F401
+from tests.gui.inspect_helpers import show_and_wait
 from ztviewer.analysis.tensor_stats import tensor_stats
 from ztviewer.codec import open_file
 from ztviewer.gui.views.inspect.file_stats import Col, FileStatsModel, FileStatsProxy

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from test_inspect_common import cache, heatmap_painted, open_arrays, panel, pool, show_and_wait  # noqa: F401
+from tests.gui.inspect_helpers import heatmap_painted, show_and_wait
 from ztviewer.codec import open_file, tt
-from ztviewer.codec.writers.arrays import TensorTrainArray
+from ztviewer.codec.arrays import TensorTrainArray
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_summary_chain_and_rank_profile(qtbot, panel, t5):
     assert view.chain.ranks == tt.ranks(cores) and view.chain.dims == tuple(tensor.shape)
     ratio = tt.compression_ratio(tensor.shape, tt.ranks(cores), 8)
     assert f"{ratio:,.4g}×" in view.summary_label.text()
-    x, y = view.profile.ranks.getData()
+    _x, y = view.profile.ranks.getData()
     np.testing.assert_array_equal(y, tt.ranks(cores))
 
 

@@ -8,8 +8,8 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from window_helpers import open_in_window
-from synthetic_files import sample_safetensors
+from tests.gui.synthetic_files import sample_safetensors
+from tests.gui.window_helpers import open_in_window
 from ztviewer.gui.dialogs.goto_offset import GoToOffsetDialog, parse_offset
 from ztviewer.gui.file_view import FileView
 from ztviewer.gui.main_window import OPEN_FILTERS, MainWindow
@@ -210,7 +210,7 @@ def test_closing_a_tab_while_its_file_is_still_opening(qtbot, window, weights):
 
 
 def test_closing_the_window_stops_a_running_verification(qtbot, settings, tmp_path):
-    from synthetic_files import Spec, build_file
+    from tests.gui.synthetic_files import Spec, build_file
     from ztviewer.workers.tasks import OpenedFile
 
     tf = build_file(tmp_path / "v.zt", [Spec(f"t{i}") for i in range(50)])

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import safetensors.numpy
 
-from window_helpers import open_in_window
-from ztviewer.gui.models.tensor_tree import Column
+from tests.gui.window_helpers import open_in_window
 
 
 @pytest.fixture

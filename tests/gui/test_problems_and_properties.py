@@ -1,21 +1,16 @@
 """Problems dock navigation and the properties panel's facts."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-from window_helpers import open_in_window
-from synthetic_files import Spec, build_file, float_bytes
+from tests._corpus import CORPUS, corpus_available
+from tests.gui.synthetic_files import Spec, build_file, float_bytes
+from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import Problem, Severity
 from ztviewer.gui.file_view import FileView
 from ztviewer.gui.models.problems_model import PROBLEM_ROLE
 from ztviewer.gui.views.problems_panel import ProblemsPanel
 from ztviewer.workers.tasks import OpenedFile
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _corpus import CORPUS, corpus_available  # noqa: E402
 
 
 @pytest.fixture
@@ -47,7 +42,7 @@ def row_of(panel, message):
 
 
 def test_problems_dock_lists_file_and_tensor_problems(damaged):
-    tf, view, panel = damaged
+    tf, _view, panel = damaged
     assert panel.proxy.rowCount() == 3
     assert panel.summary.text() == "2 errors, 1 warning"
     row = row_of(panel, "bad index value")

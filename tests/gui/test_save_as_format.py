@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import Qt
-from test_edit_attributes import make_file, opened
-from test_edit_save import wait_saved
 
+from tests.gui.test_edit_attributes import make_file, opened
+from tests.gui.test_edit_save import wait_saved
 from ztviewer.codec.multifile import open_path
 from ztviewer.gui.dialogs.save_as import format_for_name, name_filters
 

@@ -3,10 +3,9 @@ window, and the user's actions in the window change the session."""
 from __future__ import annotations
 
 import numpy as np
-from test_edit_attributes import discard_on_teardown, make_file  # noqa: F401
-from test_inspect_common import cache, open_arrays, panel, pool  # noqa: F401
-from window_helpers import open_in_window
 
+from tests.gui.test_edit_attributes import discard_on_teardown, make_file  # noqa: F401
+from tests.gui.window_helpers import open_in_window
 from ztviewer.codec.edit import RenameTensor
 from ztviewer.session.view_registry import FITS, UNSUPPORTED
 
@@ -33,12 +32,12 @@ def test_the_undo_stack_and_the_session_history_move_together(qtbot, window, tmp
     edits.undo()
     assert stack.index() == 0 and edits.index == 0 and not window.isWindowModified()
     window.editing.redo_action.trigger()                                # redone from the menu
-    assert edits.index == 1 and [t.name for t in edits.doc.tensors][0] == "alpha"
+    assert edits.index == 1 and next(iter(edits.doc.tensors)).name == "alpha"
     window.editing.undo_action.trigger()
     assert edits.index == 0 and stack.index() == 0 and "a" in [t.name for t in edits.doc.tensors]
 
 
-def test_the_heatmap_shows_the_plane_the_session_chooses(qtbot, panel, open_arrays):  # noqa: F811
+def test_the_heatmap_shows_the_plane_the_session_chooses(qtbot, panel, open_arrays):
     from ztviewer.session.file_session import FileSession
 
     array = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
@@ -54,7 +53,7 @@ def test_the_heatmap_shows_the_plane_the_session_chooses(qtbot, panel, open_arra
     assert session.dims.axes == (0, 2) and session.dims.fixed() == {1: 0}
 
 
-def test_a_registered_view_is_chosen_where_it_fits_best(qtbot, panel, open_arrays):  # noqa: F811
+def test_a_registered_view_is_chosen_where_it_fits_best(qtbot, panel, open_arrays):
     tf = open_arrays({"t": np.ones((2, 2), np.float32)})
     shown = []
     panel.views.register("mine", lambda t: FITS + 1 if t.name == "t" else UNSUPPORTED,

@@ -15,10 +15,10 @@ import safetensors.numpy
 from PySide6.QtGui import QFileOpenEvent
 from PySide6.QtWidgets import QApplication
 
-from window_helpers import open_in_window
+from tests.gui.window_helpers import open_in_window
 from ztviewer import desktop
-from ztviewer.gui.app import bring_forward
 from ztviewer.gui import single_instance
+from ztviewer.gui.app import bring_forward
 from ztviewer.gui.single_instance import (
     FileOpenEventFilter,
     InstanceServer,
@@ -132,7 +132,7 @@ def test_the_socket_is_keyed_by_user_and_display():
 def test_the_windows_session_counts_where_there_is_one(monkeypatch):
     class Kernel32:
         @staticmethod
-        def ProcessIdToSessionId(pid, out):  # noqa: N802 (the Windows API's name)
+        def ProcessIdToSessionId(pid, out):
             out._obj.value = 2
             return 1
 

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QRectF
-from test_inspect_common import (  # noqa: F401
-    cache,
-    open_arrays,
-    panel,
-    pool,
-    show_and_wait,
-    wait_idle,
-)
-from test_inspect_render import pixels, render_plot
 
-from ztviewer.codec.writers.arrays import SparseArray
+from tests.gui.inspect_helpers import show_and_wait, wait_idle
+from tests.gui.test_inspect_render import pixels, render_plot
+from ztviewer.codec.arrays import SparseArray
 
 N = 20_000
 BAND = (5_000, 9_000)     # every 8th row of this band is full across these columns; all else is empty
@@ -42,7 +35,7 @@ def data_area(view) -> np.ndarray:
     return got[y0:y1, x0:x1]
 
 
-def test_zoomed_empty_pixels_are_background_not_overview(qtbot, panel, open_arrays):  # noqa: F811
+def test_zoomed_empty_pixels_are_background_not_overview(qtbot, panel, open_arrays):
     tf = open_arrays({"stripes": striped_csr()})
     show_and_wait(qtbot, panel, tf, "stripes", timeout=30_000)
     view = panel.sparse

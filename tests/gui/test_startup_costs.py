@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import numpy as np
-from window_helpers import open_in_window
 
 from benchmarks.bench_app import START_UP_SCRIPT
-from ztviewer.codec.writers.arrays import save_arrays
+from tests.gui.window_helpers import open_in_window
+from ztviewer.codec.arrays import save_arrays
 
 DEFERRED = ("pyqtgraph", "ztviewer.gui.views.inspect", "ztviewer.codec.writers", "ztviewer.codec.edit",
             "ztviewer.gui.editing.attributes_editor", "ztviewer.gui.dialogs.save_as")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 from PySide6.QtGui import QGuiApplication
-from test_inspect_common import heatmap, pool  # noqa: F401
 
 from ztviewer.codec.dtypes import to_float32
 from ztviewer.codec.sparse import SparseCSR
@@ -34,7 +33,7 @@ def test_model_passes_qtmodeltester(qtmodeltester):
     qtmodeltester.check(model)
 
 
-def test_grid_shows_the_heatmaps_plane_and_follows_axes_and_slices(qtbot, heatmap):  # noqa: F811
+def test_grid_shows_the_heatmaps_plane_and_follows_axes_and_slices(qtbot, heatmap):
     bits = (np.arange(2 * 3 * 4, dtype=np.uint32).reshape(2, 3, 4) * 0x40 + 0x3F80).astype(np.uint16)
     heatmap.set_data(DenseData(bits, "bfloat16"), "w")
     heatmap.values_button.setChecked(True)

@@ -1,22 +1,18 @@
 """Verifying digests from the GUI: live per-component states, mismatches in Problems, cancel within 200 ms."""
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from window_helpers import open_in_window
-from synthetic_files import Spec, build_file, float_bytes
+from tests._corpus import CORPUS, corpus_available
+from tests.gui.synthetic_files import Spec, build_file, float_bytes
+from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import Component, Region, Tensor, TensorFile
 from ztviewer.codec.source import Source
 from ztviewer.gui.file_view import FileView
 from ztviewer.gui.models.tensor_tree import Column, TreeRole
 from ztviewer.workers.tasks import OpenedFile
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _corpus import CORPUS, corpus_available  # noqa: E402
 
 
 def state(view, tensor, role=None):

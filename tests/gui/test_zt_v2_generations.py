@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import pytest
-from v2_files import tied_and_seekable, with_generations
-from window_helpers import open_in_window
 
+from tests.gui.v2_files import tied_and_seekable, with_generations
+from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import open_file
 from ztviewer.codec.errors import HeaderError
 from ztviewer.codec.formats.zt_v2 import find_generations, open_generation

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_inspect_common import cache, painted, panel, pool  # noqa: F401
-from v2_files import CONFORMANCE, F8_CODES, every_type, tied_and_seekable
 
+from tests.gui.inspect_helpers import painted
+from tests.gui.v2_files import CONFORMANCE, F8_CODES, every_type, tied_and_seekable
 from ztviewer.codec import open_file
 from ztviewer.codec.dtypes import to_float32
 from ztviewer.session.inspect_data import load_dense

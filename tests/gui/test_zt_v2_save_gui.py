@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import shutil
 
-from test_edit_attributes import discard_on_teardown  # noqa: F401
-from test_edit_save import wait_saved
-from v2_files import CONFORMANCE, tied_and_seekable, ztensor
-from window_helpers import open_in_window
-
+from tests.gui.test_edit_attributes import discard_on_teardown  # noqa: F401
+from tests.gui.test_edit_save import wait_saved
+from tests.gui.v2_files import CONFORMANCE, tied_and_seekable, ztensor
+from tests.gui.window_helpers import open_in_window
 from ztviewer.codec.edit import SetFileAttribute, SetTensorAttribute
 from ztviewer.session.formatting import human_bytes
 from ztviewer.session.zt_v2_facts import generation_rows

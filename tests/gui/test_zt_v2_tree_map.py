@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from v2_files import (
+
+from tests.gui.v2_files import (
     conformance_files,
     corpus_files,
     tied_and_seekable,
     with_generations,
 )
-from window_helpers import open_in_window
-
+from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import open_file
 from ztviewer.codec.formats.zt_v2 import content_digest, object_content_digest
 from ztviewer.codec.zstd_seekable import SeekableStream
@@ -67,7 +67,8 @@ def test_every_v2_file_shows_its_objects_and_parts(qtbot, path):
         assert _props(props, "File/format") == "zt-v2"
         if not tf.extra.get("data_shard"):
             assert _props(props, "zTensor v2/content id") == (content_digest(tf) or properties.NO_CONTENT_ID)
-        assert _props(props, "zTensor v2/footer/manifest length").startswith(f"{tf.extra['footer']['manifest_length']:,}")
+        length = tf.extra["footer"]["manifest_length"]
+        assert _props(props, "zTensor v2/footer/manifest length").startswith(f"{length:,}")
         view.shutdown()
 
 

@@ -3,11 +3,11 @@ stored bytes, cancel, and the failing parts pointed at in the tree's digest colu
 from __future__ import annotations
 
 import numpy as np
-from v2_files import CONFORMANCE, tied_and_seekable, ztensor
-from window_helpers import open_in_window
 
+from tests.gui.v2_files import CONFORMANCE, tied_and_seekable, ztensor
+from tests.gui.window_helpers import open_in_window
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.digest import DECODED_RULE
-from ztviewer.codec.writers.arrays import save_arrays
 from ztviewer.gui.models.tensor_tree import Column, TreeRole
 
 

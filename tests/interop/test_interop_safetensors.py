@@ -9,18 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-safetensors = pytest.importorskip("safetensors")
-safetensors_numpy = pytest.importorskip("safetensors.numpy")
-
-from _corpus import CORPUS, corpus_manifest
-
+from tests._corpus import CORPUS, corpus_manifest
 from ztviewer.codec import open_file
+from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.convert import convert
 from ztviewer.codec.decode import component_bytes, dense_array
 from ztviewer.codec.dtypes import CANONICAL_TO_SAFETENSORS
 from ztviewer.codec.edit import DeleteFileAttribute, DeleteTensor, EditableDocument, RenameTensor, SetFileAttribute
 from ztviewer.codec.save import save
-from ztviewer.codec.writers.arrays import save_arrays
+
+safetensors = pytest.importorskip("safetensors")
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
 pytestmark = pytest.mark.interop
 NUMPY_DTYPES = {"F64", "F32", "F16", "I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8", "BOOL", "C64"}

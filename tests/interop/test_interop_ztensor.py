@@ -11,9 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _corpus import CORPUS, corpus_manifest
 
+from tests._corpus import CORPUS, corpus_manifest
 from ztviewer.codec import open_file
+from ztviewer.codec.arrays import SparseArray, TensorTrainArray, save_arrays
 from ztviewer.codec.convert import convert
 from ztviewer.codec.decode import component_bytes, storage_dtype
 from ztviewer.codec.edit import (
@@ -25,7 +26,6 @@ from ztviewer.codec.edit import (
     SetTensorAttribute,
 )
 from ztviewer.codec.save import save
-from ztviewer.codec.writers.arrays import SparseArray, TensorTrainArray, save_arrays
 from ztviewer.codec.writers.document import stored_attributes
 
 pytestmark = pytest.mark.interop

@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ztensor = pytest.importorskip("ztensor")
-
-from _corpus import CORPUS
-
+from tests._corpus import CORPUS
 from ztviewer.codec.convert import convert
+
+ztensor = pytest.importorskip("ztensor")
 
 pytestmark = pytest.mark.interop
 
@@ -76,7 +75,8 @@ INPUTS: dict[str, tuple[dict[str, object], dict[str, str] | None]] = {
                  {"format": "pt", "license": "MIT", "ünïcode": "välue", "empty": "", "a" * 30: "long key",
                   "json": '{"nested": [1, 2]}'}),
     "identical-contents": ({
-        "embed": np.arange(64, dtype=np.float32).reshape(8, 8), "lm_head": np.arange(64, dtype=np.float32).reshape(8, 8),
+        "embed": np.arange(64, dtype=np.float32).reshape(8, 8),
+        "lm_head": np.arange(64, dtype=np.float32).reshape(8, 8),
         "ln1": np.ones(16, np.float32), "ln2": np.ones(16, np.float32), "ln3": np.ones(16, np.float16),
         "other": np.ones(8, np.float64), "bits_of_ones": np.ones(16, np.float32).view(np.int32),
     }, {"tied": "yes"}),

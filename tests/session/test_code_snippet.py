@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ztviewer.codec import CodecError, open_file
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.model import Tensor, TensorFile
 from ztviewer.session.code_snippet import CODEC, SAFETENSORS, ZTENSOR, snippets
 

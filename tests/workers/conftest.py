@@ -3,4 +3,4 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import ztviewer.workers  # noqa: E402,F401  (binding work-arounds first)
+import ztviewer.workers  # noqa: F401  (binding work-arounds first)

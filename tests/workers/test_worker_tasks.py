@@ -1,23 +1,18 @@
 """OpenFileTask and VerifyDigestsTask against real and hand-built files."""
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import crc32c
 import pytest
 from PySide6.QtCore import QThreadPool
 
+from tests._corpus import CORPUS, corpus_available
+from tests.gui.synthetic_files import Spec, build_file
 from ztviewer.codec import Component, Tensor, TensorFile
-from ztviewer.codec.source import Source
 from ztviewer.codec.digest_state import DigestState
+from ztviewer.codec.source import Source
 from ztviewer.workers.tasks import OpenFileTask, VerifyDigestsTask, read_tensor_file
-
-TESTS = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(TESTS), str(TESTS / "gui")]
-from _corpus import CORPUS, corpus_available  # noqa: E402
-from synthetic_files import Spec, build_file  # noqa: E402
 
 
 @pytest.fixture
@@ -99,7 +94,8 @@ def test_cancelling_verification_stops_within_200_ms(qtbot, pool, tmp_path):
     size = 2 << 30
     with open(path, "wb") as f:     # sparse: costs no disk space
         f.truncate(size)
-    tensor = Tensor("huge", "uint8", (size,), components={"data": Component("data", 0, size, digest="sha256:" + "0" * 64)})
+    component = Component("data", 0, size, digest="sha256:" + "0" * 64)
+    tensor = Tensor("huge", "uint8", (size,), components={"data": component})
     tf = TensorFile(str(path), "zt", tensors=[tensor], source=Source(path))
     task = VerifyDigestsTask(tf, [(tensor, tensor.components["data"])])
     started = []

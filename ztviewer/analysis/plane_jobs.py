@@ -7,12 +7,14 @@ benchmark). Every function reads only what the screen needs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast, get_args
 
 import numpy as np
 
 from ztviewer.analysis import reduce as reducing
 from ztviewer.analysis._common import block_edges
-from ztviewer.analysis.reduce import Image, block_reduce, level_sample, strided_preview
+from ztviewer.analysis.reduce import Image, Method, block_reduce, level_sample, strided_preview
+from ztviewer.analysis.slicing import ComplexMode
 
 from .mapped import done_with, releasing
 
@@ -62,6 +64,20 @@ class Rendered:
 LEVEL_SAMPLE = 1 << 16
 
 
+def as_method(name: str) -> Method:
+    """A reduction name from a control, checked (``peak`` is :func:`reduce_region`'s own)."""
+    if name not in get_args(Method):
+        raise ValueError(f"unknown reduction {name!r}; one of {get_args(Method)}")
+    return cast(Method, name)
+
+
+def as_complex_mode(name: str) -> ComplexMode:
+    """A complex presentation from a control, checked."""
+    if name not in get_args(ComplexMode):
+        raise ValueError(f"complex_mode must be one of {get_args(ComplexMode)}, got {name!r}")
+    return cast(ComplexMode, name)
+
+
 def render_plane(ctx, plane, region: tuple[int, int, int, int], out_shape: tuple[int, int], method: str, *,
                  dtype_name: str | None = None, complex_mode: str = "magnitude", preview: bool = False,
                  base: bool = True, request: int = 0, preview_shown=None) -> Rendered:
@@ -71,7 +87,7 @@ def render_plane(ctx, plane, region: tuple[int, int, int, int], out_shape: tuple
     ``preview_shown`` (a ``threading.Event``) lets the GUI thread paint the preview before the reduction
     competes with it for the CPU; the wait is bounded by :data:`PREVIEW_WAIT` seconds.
     """
-    kw = {"dtype_name": dtype_name, "complex_mode": complex_mode}
+    kw: dict[str, Any] = {"dtype_name": dtype_name, "complex_mode": as_complex_mode(complex_mode)}
     r0, r1, c0, c1 = region
     plane = releasing(plane)
     sample = None
@@ -89,11 +105,13 @@ def render_plane(ctx, plane, region: tuple[int, int, int, int], out_shape: tuple
     return Rendered(image, region, base, request, sample)
 
 
-def reduce_region(ctx, plane, region, out_shape, method: str, **kw) -> Image:
+def reduce_region(ctx, plane, region, out_shape, method: str, **kw: Any) -> Image:
     """:func:`block_reduce`, plus the ``peak`` method: per block the max or the min, whichever is larger in
     magnitude (two passes), so a reduced image keeps the sign of its spikes."""
+    if "complex_mode" in kw:
+        kw["complex_mode"] = as_complex_mode(kw["complex_mode"])
     if method != "peak":
-        return block_reduce(plane, region, out_shape, method, cancelled=ctx.is_cancelled,
+        return block_reduce(plane, region, out_shape, as_method(method), cancelled=ctx.is_cancelled,
                             progress=ctx.report_progress, **kw)
     rows = region[1] - region[0]
 
@@ -157,7 +175,7 @@ def exact_block(plane, region: tuple[int, int, int, int], *, dtype_name: str | N
     """The presented values of a region (for CSV / .npy export of small slices and cursor read-outs)."""
     r0, r1, c0, c1 = region
     return block_reduce(plane, region, (max(1, r1 - r0), max(1, c1 - c0)), "max", dtype_name=dtype_name,
-                        complex_mode=complex_mode).data
+                        complex_mode=as_complex_mode(complex_mode)).data
 
 
 def pixel_index(edges: np.ndarray, position: float) -> int | None:

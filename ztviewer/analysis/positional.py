@@ -51,7 +51,7 @@ def gather(view: np.ndarray) -> np.ndarray | None:
     base = np.frombuffer(mapped, np.uint8).ctypes.data  # type: ignore[arg-type]
     first = view.ctypes.data - base + min(0, (count - 1) * step)
     offsets = first + np.arange(view.shape[outer], dtype=np.int64) * view.strides[outer]
-    if _cached(mapped, offsets, run):  # the map serves it without I/O and without a copy
+    if mapped is not None and _cached(mapped, offsets, run):  # the map serves it without I/O and without a copy
         return None
     fd = source.reader_fd()
     if fd is None:

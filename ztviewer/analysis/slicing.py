@@ -18,7 +18,7 @@ from ztviewer.codec.dtypes import to_float32
 ComplexMode = Literal["magnitude", "phase", "real", "imag"]
 COMPLEX_MODES: tuple[str, ...] = ("magnitude", "phase", "real", "imag")
 #: canonical dtypes stored as raw uint bits and converted with :func:`ztviewer.codec.dtypes.to_float32`.
-BIT_DTYPES = {"bfloat16": np.dtype(np.uint16), "float8_e4m3fn": np.dtype(np.uint8),
+BIT_DTYPES: dict[str, np.dtype] = {"bfloat16": np.dtype(np.uint16), "float8_e4m3fn": np.dtype(np.uint8),
               "float8_e5m2": np.dtype(np.uint8)}
 
 Presenter = Callable[[np.ndarray], np.ndarray]
@@ -130,7 +130,8 @@ def presenter(dtype: np.dtype | type, dtype_name: str | None = None,
         name = dtype_name
         return lambda values: to_float32(_native(values), name)
     if dtype.kind == "c":
-        part = {"magnitude": np.abs, "phase": np.angle, "real": np.real, "imag": np.imag}[complex_mode]
+        parts: dict[str, Presenter] = {"magnitude": np.abs, "phase": np.angle, "real": np.real, "imag": np.imag}
+        part = parts[complex_mode]
         return lambda values: np.asarray(part(_native(values)), dtype=out)
     if dtype.kind == "b":
         return lambda values: values.view(np.uint8).astype(out)

@@ -167,7 +167,8 @@ def spy_density(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], regi
     rows, cols = _index(rows), _index(cols)
     if rows.shape != cols.shape or rows.ndim != 1:
         raise ValueError(f"rows and cols must be 1-D of one length, got {rows.shape} and {cols.shape}")
-    r0, r1, c0, c1 = check_region(tuple(shape), region)
+    nrows, ncols = shape
+    r0, r1, c0, c1 = check_region((nrows, ncols), region)
     if _is_sorted(rows):
         starts = np.searchsorted(rows, block_edges(r0, r1, check_out_shape(out_shape)[0]))
         return _banded(starts, cols, (r0, r1, c0, c1), shape[1], out_shape, cancelled, progress)
@@ -186,7 +187,8 @@ def spy_density_csr(indptr: np.ndarray, indices: np.ndarray, shape: tuple[int, i
                     region: Region | None = None, out_shape: tuple[int, int] = (1024, 1024), *,
                     cancelled: CancelCheck | None = None, progress: Progress | None = None) -> SpyImage:
     """:func:`spy_density` of a CSR matrix (``indptr`` of ``rows + 1`` entries, column ``indices``)."""
-    r0, r1, c0, c1 = check_region(tuple(shape), region)
+    nrows, ncols = shape
+    r0, r1, c0, c1 = check_region((nrows, ncols), region)
     h, _ = check_out_shape(out_shape)
     starts = _index(indptr)[block_edges(r0, r1, h)]
     return _banded(starts, _index(indices), (r0, r1, c0, c1), shape[1], out_shape, cancelled, progress)

@@ -10,9 +10,18 @@ import numpy as np
 
 from ztviewer.analysis._common import block_edges
 from ztviewer.analysis.slicing import to_display
-from ztviewer.analysis.spy import (SpyImage, markers, markers_csr, select_axes, spy_density, spy_density_csr)
-from ztviewer.analysis.structure import (SparseStructure, dense_markers, dense_spy, dense_structure, nnz_per_col,
-                                         nnz_per_row, nnz_per_row_csr, structure_facts, structure_facts_csr)
+from ztviewer.analysis.spy import SpyImage, markers, markers_csr, select_axes, spy_density, spy_density_csr
+from ztviewer.analysis.structure import (
+    SparseStructure,
+    dense_markers,
+    dense_spy,
+    dense_structure,
+    nnz_per_col,
+    nnz_per_row,
+    nnz_per_row_csr,
+    structure_facts,
+    structure_facts_csr,
+)
 from ztviewer.codec import decode
 from ztviewer.codec.sparse import SparseCOO, SparseCSR
 
@@ -31,7 +40,7 @@ def _shown(values: np.ndarray | None, dtype_name: str) -> np.ndarray | None:
 
 class CsrSource:
     def __init__(self, sparse: SparseCSR) -> None:
-        self.sparse, self.shape, self.dtype_name = sparse, tuple(sparse.shape), sparse.dtype
+        self.sparse, self.shape, self.dtype_name = sparse, sparse.shape, sparse.dtype
 
     def density(self, region, out_shape, ctx) -> SpyImage:
         s = self.sparse
@@ -111,6 +120,9 @@ class DensePlaneSource:
         return facts, _binned(per_row), _binned(per_col)
 
 
+SpySource = CsrSource | CooPlaneSource | DensePlaneSource
+
+
 class _Presented:
     def __init__(self, plane, dtype_name: str) -> None:
         self.plane, self.dtype_name, self.shape, self.ndim = plane, dtype_name, plane.shape, 2
@@ -132,13 +144,13 @@ class SpyResult:
 
     image: SpyImage
     region: tuple[int, int, int, int]
-    markers: tuple | None
+    markers: tuple[np.ndarray, np.ndarray, np.ndarray] | None   # (rows, cols, values) of a small region
     base: bool
 
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    source: object
+    source: SpySource
     facts: SparseStructure
     rows: tuple[np.ndarray, np.ndarray]
     cols: tuple[np.ndarray, np.ndarray]

@@ -105,8 +105,8 @@ class StatsAccumulator:
             return
         self.int_total = None
         with np.errstate(over="ignore", invalid="ignore"):
-            total = float(d.sum())
-        if not math.isfinite(total):
+            float_total = float(d.sum())
+        if not math.isfinite(float_total):
             finite = np.isfinite(x)
             self.nan += int(np.count_nonzero(np.isnan(x)))
             self.pos_inf += int(np.count_nonzero(x == np.inf))
@@ -116,7 +116,8 @@ class StatsAccumulator:
                 return
         self._merge_part(x.size, 0, *_moments(d), x.min(), x.max())
 
-    def _merge_part(self, n: int, zeros: int, mean: float, m2: float, lo, hi, exact: bool = False) -> None:
+    def _merge_part(self, n: int, zeros: int, mean: float, m2: float, lo: float, hi: float,
+                    exact: bool = False) -> None:
         self.count += zeros
         self.zeros += zeros
         lo, hi = (int(lo), int(hi)) if exact else (float(lo), float(hi))
@@ -134,8 +135,11 @@ class StatsAccumulator:
         self.zeros += other.zeros
         self.nan, self.pos_inf, self.neg_inf = (self.nan + other.nan, self.pos_inf + other.pos_inf,
                                                 self.neg_inf + other.neg_inf)
-        self.int_total = None if None in (self.int_total, other.int_total) else self.int_total + other.int_total
-        if other.finite:
+        if self.int_total is not None and other.int_total is not None:
+            self.int_total += other.int_total
+        else:
+            self.int_total = None
+        if other.finite and other.min is not None and other.max is not None:
             exact = isinstance(other.min, int) and (self.min is None or isinstance(self.min, int))
             self._merge_part(other.finite, 0, other.mean, other.m2, other.min, other.max, exact)
 
@@ -259,7 +263,7 @@ def compute_stats(source: np.ndarray | ChunkSource, *, bins: int = 64, dtype_nam
         report(progress, done, total * passes)
     acc.add_zeros(implied_zeros)
     stats = acc.result()
-    if bins > 0 and stats.finite:
+    if bins > 0 and stats.finite and stats.min is not None and stats.max is not None:
         low, high = float(stats.min), float(stats.max)
         if low == high or np.any(np.diff(np.linspace(low, high, bins + 1)) <= 0):
             stats.histogram, stats.bin_edges = np.array([stats.finite], np.int64), np.array([low, high])

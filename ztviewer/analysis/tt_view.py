@@ -1,20 +1,19 @@
-"""Facts and views of a tensor train (TT) given as its cores, never building the full tensor.
-
-Core ``k`` has shape ``(r_k, d_k, r_{k+1})`` with ``r_0 = r_n = 1``; the tensor is
-``T[i_0, …, i_{n-1}] = G_0[:, i_0, :] @ G_1[:, i_1, :] @ … @ G_{n-1}[:, i_{n-1}, :]``.
-A 2-D slice (two free axes, the others fixed) costs ``O(rows × cols × r)``, and :class:`TTPlane` computes
-only the rows and columns asked for, so :func:`~ztviewer.analysis.reduce.block_reduce` and
-:func:`~ztviewer.analysis.reduce.strided_preview` work on TT slices of any size.
+"""Facts of a tensor train (TT) given as its cores, never building the full tensor: ranks and sizes, core
+unfoldings and their singular values, the tensor streamed in chunks. The contractions themselves (elements,
+2-D slices, :class:`~ztviewer.codec.tt.TTPlane`) are the codec's (:mod:`ztviewer.codec.tt`), in one place.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-Cores = Sequence[np.ndarray]
+from ztviewer.codec.tt import Cores, TTPlane, check_cores
+
+__all__ = ["SVD_LIMIT", "TTPlane", "TTSummary", "check_cores", "core_slice", "left_unfolding", "right_unfolding",
+           "singular_values", "tt_chunks", "tt_slice2d", "tt_summary"]
 #: largest matrix given to a full SVD; bigger unfoldings go through the Gram matrix of their smaller side.
 SVD_LIMIT = 1 << 22
 
@@ -42,20 +41,6 @@ class TTSummary:
     @property
     def max_rank(self) -> int:
         return max(self.ranks)
-
-
-def check_cores(cores: Cores) -> None:
-    """Raise ``ValueError`` unless ``cores`` form a chain of 3-D arrays with ``r_0 = r_n = 1``."""
-    if not cores:
-        raise ValueError("a tensor train needs at least one core")
-    for k, core in enumerate(cores):
-        if np.ndim(core) != 3:
-            raise ValueError(f"core {k} has shape {np.shape(core)}, expected (r_left, d, r_right)")
-        if k and cores[k - 1].shape[2] != core.shape[0]:
-            raise ValueError(f"rank mismatch between core {k - 1} {cores[k - 1].shape} and core {k} "
-                             f"{core.shape}")
-    if cores[0].shape[0] != 1 or cores[-1].shape[2] != 1:
-        raise ValueError(f"boundary ranks must be 1, got r_0={cores[0].shape[0]}, r_n={cores[-1].shape[2]}")
 
 
 def tt_summary(cores: Cores) -> TTSummary:
@@ -96,112 +81,12 @@ def singular_values(matrix: np.ndarray) -> np.ndarray:
     return np.sqrt(np.clip(values.real, 0.0, None))
 
 
-def _chain(cores: Cores, fixed: Mapping[int, int], axes: range, dtype) -> np.ndarray:
-    """Product of ``cores[k][:, fixed[k], :]`` for ``k`` in ``axes`` (identity when empty)."""
-    size = cores[axes.start].shape[0] if axes.start < len(cores) else cores[-1].shape[2]
-    out = np.eye(size, dtype=dtype)
-    for k in axes:
-        out = out @ cores[k][:, fixed[k], :]
-    return out
-
-
-def _normalise(cores: Cores, axes: tuple[int, int], fixed: Mapping[int, int] | None) -> tuple[int, int, dict]:
-    check_cores(cores)
-    n = len(cores)
-    if n < 2:
-        raise ValueError("a 2-D slice needs a tensor train of at least 2 dimensions")
-    row, col = (int(a) % n if -n <= int(a) < n else -1 for a in axes)
-    if row < 0 or col < 0 or row == col:
-        raise ValueError(f"axes {tuple(axes)} must be two distinct axes of a {n}-D tensor")
-    full: dict[int, int] = {k: 0 for k in range(n) if k not in (row, col)}
-    for key, value in (fixed or {}).items():
-        k = int(key) % n if -n <= int(key) < n else -1
-        if k not in full:
-            raise ValueError(f"cannot fix axis {key}: not a non-displayed axis of a {n}-D tensor")
-        d = cores[k].shape[1]
-        if not -d <= int(value) < d:
-            raise IndexError(f"index {value} is out of range for axis {k} of extent {d}")
-        full[k] = int(value) % d
-    return row, col, full
-
-
-class TTPlane:
-    """A lazy 2-D slice of a TT: ``shape``, ``dtype`` and ``plane[rows, cols]`` for slices of any step.
-
-    Parameters
-    ----------
-    cores:
-        The TT cores.
-    axes:
-        ``(row_axis, col_axis)`` shown.
-    fixed:
-        ``{axis: index}`` for the other axes (missing ones are fixed at 0).
-    """
-
-    def __init__(self, cores: Cores, axes: tuple[int, int] = (0, 1),
-                 fixed: Mapping[int, int] | None = None) -> None:
-        row, col, full = _normalise(cores, axes, fixed)
-        self.axes, self.fixed = (row, col), full
-        self.dtype = np.result_type(*cores)
-        self.ndim = 2
-        self.shape = (int(cores[row].shape[1]), int(cores[col].shape[1]))
-        p, q = sorted((row, col))
-        n = len(cores)
-        left = _chain(cores, full, range(p), self.dtype)[0]  # (r_p,)
-        right = _chain(cores, full, range(q + 1, n), self.dtype)[:, 0]  # (r_{q+1},)
-        middle = _chain(cores, full, range(p + 1, q), self.dtype)  # (r_{p+1}, r_q)
-        self._first = np.einsum("a,aib->ib", left, cores[p]) @ middle  # (d_p, r_q)
-        self._last = np.einsum("ajb,b->aj", cores[q], right)  # (r_q, d_q)
-
-    def values(self, rows: np.ndarray | slice, cols: np.ndarray | slice) -> np.ndarray:
-        """The slice at the given row and column indices (index arrays or slices)."""
-        if self.axes[0] < self.axes[1]:
-            return self._first[rows] @ self._last[:, cols]
-        return (self._first[cols] @ self._last[:, rows]).T
-
-    def __getitem__(self, key: tuple[slice, slice]) -> np.ndarray:
-        if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, slice) for k in key)):
-            raise TypeError("TTPlane supports plane[rows_slice, cols_slice] only")
-        return self.values(key[0], key[1])
-
-    def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        out = self.values(slice(None), slice(None))
-        return out if dtype is None else out.astype(dtype)
-
-
 def tt_slice2d(cores: Cores, axes: tuple[int, int] = (0, 1), fixed: Mapping[int, int] | None = None,
                rows: np.ndarray | slice | None = None, cols: np.ndarray | slice | None = None) -> np.ndarray:
-    """A 2-D slice of the TT tensor (rows along ``axes[0]``, columns along ``axes[1]``).
-
-    The whole slice is delegated to ``ztviewer.codec.tt.slice2d`` when the codec provides it; a subset
-    (``rows`` / ``cols`` index arrays or slices) is always computed here, without building the slice.
-    """
-    if rows is None and cols is None:
-        codec_slice = _codec_slice2d()
-        if codec_slice is not None:
-            row, col, full = _normalise(cores, axes, fixed)
-            return np.asarray(codec_slice(list(cores), axes=(row, col), fixed=full))
+    """A 2-D slice of the TT tensor (rows along ``axes[0]``, columns along ``axes[1]``), or the ``rows`` /
+    ``cols`` (index arrays or slices) of it, computed without building the slice."""
     plane = TTPlane(cores, axes, fixed)
     return plane.values(slice(None) if rows is None else rows, slice(None) if cols is None else cols)
-
-
-def _codec_slice2d():
-    try:
-        from ztviewer.codec import tt  # written alongside; absent in older trees
-    except ImportError:
-        return None
-    return getattr(tt, "slice2d", None)
-
-
-def tt_element(cores: Cores, index: Sequence[int]) -> complex | float:
-    """One element ``T[index]``."""
-    check_cores(cores)
-    if len(index) != len(cores):
-        raise ValueError(f"index {tuple(index)} has {len(index)} entries, the tensor {len(cores)} dims")
-    vec = np.ones(1, dtype=np.result_type(*cores))
-    for core, i in zip(cores, index, strict=True):
-        vec = vec @ core_slice(core, int(i))
-    return vec[0].item()
 
 
 def tt_chunks(cores: Cores, chunk_elements: int = 1 << 22) -> Iterator[np.ndarray]:

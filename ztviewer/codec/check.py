@@ -1,8 +1,8 @@
 """Full verification of an opened file: structure (from the reader), decoding of every tensor, digests."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import digest as digests
 from .decode import CancelCheck, expected_length, iter_decoded, per_file_budget

@@ -7,7 +7,7 @@ tensor train as its reconstruction. The same tensor hashes the same in every fil
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from .model import Tensor, TensorFile
 def _canonical_bytes(bits: np.ndarray, dtype: str) -> np.ndarray:
     """Stored bits → little-endian canonical bits (bool normalised to 0/1)."""
     if DTYPES[dtype].kind == "bool":
-        return (bits.view(np.uint8) != 0).view(np.uint8)
+        return np.not_equal(bits.view(np.uint8), 0).view(np.uint8)
     if bits.dtype.byteorder == ">" or (bits.dtype.byteorder == "=" and np.little_endian is False):
         bits = bits.astype(bits.dtype.newbyteorder("<"))
     return bits
@@ -45,10 +45,10 @@ def iter_logical_bytes(
         from .sparse import iter_dense_chunks, load_sparse
 
         sparse = load_sparse(tf, tensor)
-        for chunk in iter_dense_chunks(sparse, raw_bits=True):
+        for dense in iter_dense_chunks(sparse, raw_bits=True):
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            yield _canonical_bytes(chunk, tensor.dtype)
+            yield _canonical_bytes(dense, tensor.dtype)
         return
     if tensor.layout == "tensor_train":
         from . import tt
@@ -85,4 +85,4 @@ def array_sha256(array: np.ndarray, dtype: str) -> str:
 
 def as_byte_view(array: np.ndarray) -> memoryview:
     """A flat unsigned-byte view of an array's memory (copied only if not contiguous)."""
-    return memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data

@@ -8,9 +8,10 @@ expected size, so a decompression bomb is stopped at its first surplus byte.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import IO, Callable, Iterator, cast
+from typing import IO, Any, cast
 
 import numpy as np
 import zstandard
@@ -52,7 +53,7 @@ def decode_limit() -> int:
     return env_bytes("ZTVIEWER_MAX_DECODED", _DEFAULT_LIMIT)
 
 
-def _where(tensor: Tensor, component: Component) -> dict:
+def _where(tensor: Tensor, component: Component) -> dict[str, Any]:
     return {"tensor": tensor.name, "component": component.role, "offset": component.offset}
 
 
@@ -176,7 +177,7 @@ def _open_zstd(stored: memoryview | RangeReader) -> zstandard.ZstdDecompressionR
     return zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True, closefd=False)
 
 
-def _fill(reader, target: memoryview) -> int:
+def _fill(reader: zstandard.ZstdDecompressionReader, target: memoryview) -> int:
     """Read until ``target`` is full or the stream ends; the number of bytes read."""
     filled = 0
     while filled < len(target):
@@ -192,7 +193,8 @@ def _zstd_error(exc: Exception, produced: int, tensor: Tensor, component: Compon
                        rule="valid zstd frames", **_where(tensor, component))
 
 
-def _check_end(reader, produced: int, expected: int | None, cap: int, tensor: Tensor, component: Component) -> None:
+def _check_end(reader: zstandard.ZstdDecompressionReader, produced: int, expected: int | None, cap: int,
+               tensor: Tensor, component: Component) -> None:
     """After ``produced`` bytes: the stream must end exactly there (or below the cap when no size is known)."""
     if reader.read(1):
         raise _overrun(tensor, component, expected, cap)
@@ -351,7 +353,7 @@ def component_bytes(
         return memoryview(parts)
     if expected is None:  # measure first, streaming (a bomb stops at the cap in one chunk of memory)
         expected = sum(len(part) for part in iter_decoded(tf, tensor, component, limit=limit, cancelled=cancelled))
-    out = memoryview(np.empty(expected, dtype=np.uint8))
+    out = np.empty(expected, dtype=np.uint8).data
     produced = 0
     try:
         with _open_zstd(_stored_stream(tf, tensor, component)) as reader:
@@ -377,7 +379,7 @@ def _seekable_bytes(tf: TensorFile, tensor: Tensor, component: Component, cancel
     for data in stream.iter_frames(cancelled):
         out[position:position + len(data)] = np.frombuffer(data, dtype=np.uint8)
         position += len(data)
-    view = memoryview(out)
+    view = out.data
     if component.extra and "type" in component.extra:
         _check_data(tensor, component, view, 0, len(view))
     return view
@@ -395,7 +397,7 @@ def storage_dtype(tensor: Tensor, component: Component, dtype: str | None = None
 
 
 def component_array(
-    tf: TensorFile, tensor: Tensor, role: str, dtype: str | None = None, **kw,
+    tf: TensorFile, tensor: Tensor, role: str, dtype: str | None = None, **kw: Any,
 ) -> np.ndarray:
     """A component as a 1-D array of its stored element type (byte order as stored; read-only)."""
     component = tensor.components[role]
@@ -421,7 +423,7 @@ def present(bits: np.ndarray, dtype: str, raw_bits: bool = False) -> np.ndarray:
     return bits
 
 
-def dense_array(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw) -> np.ndarray:
+def dense_array(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw: Any) -> np.ndarray:
     """A ``dense`` tensor as an array of its shape. Zero-copy for raw little-endian native types."""
     if tensor.layout != "dense" or "data" not in tensor.components:
         raise UnsupportedLayout(f"layout {tensor.layout!r} is not dense", tensor=tensor.name)
@@ -443,29 +445,3 @@ def shaped(flat: np.ndarray, tensor: Tensor) -> np.ndarray:
     except (ValueError, OverflowError, MemoryError) as exc:
         raise DecodeError(f"shape {list(tensor.shape)} cannot be held by a numpy array: {exc}",
                           rule="dimensions within numpy's index range", tensor=tensor.name) from None
-
-
-def to_dense(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw) -> np.ndarray:
-    """Any decodable layout as a dense array: dense, sparse_csr / sparse_coo (densified), tensor_train
-    (reconstructed). Structural-only layouts raise :class:`UnsupportedLayout`."""
-    if tensor.layout == "dense":
-        return dense_array(tf, tensor, raw_bits=raw_bits, **kw)
-    if tensor.layout in ("sparse_csr", "sparse_coo"):
-        from .sparse import load_sparse
-
-        return load_sparse(tf, tensor, **kw).to_dense(raw_bits=raw_bits)
-    if tensor.layout == "tensor_train":
-        from . import tt
-
-        return tt.reconstruct(tt.tt_cores(tf, tensor), limit=decode_limit() // DTYPES[tensor.dtype].itemsize)
-    if tensor.layout == "zt.mx/1":
-        from .formats.zt_v2.mx import mx_dense
-
-        return mx_dense(tf, tensor, **kw)
-    reason = tensor.extra_value("structural")
-    if reason:
-        raise UnsupportedLayout(reason, rule="layouts ztviewer decodes: dense, sparse, tensor train, zt.mx/1",
-                                tensor=tensor.name)
-    raise UnsupportedLayout(f"layout {tensor.layout!r} can be shown structurally but not decoded",
-                            rule="supported layouts: dense, sparse_csr, sparse_coo, tensor_train",
-                            tensor=tensor.name)

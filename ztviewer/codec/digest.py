@@ -100,7 +100,7 @@ def compute(
     return hasher.result()
 
 
-def digest_component(source: Source, component: Component, algorithm: str, **kw) -> Digest:
+def digest_component(source: Source, component: Component, algorithm: str, **kw: Any) -> Digest:
     return compute(source, component.offset, component.length, algorithm, **kw)
 
 
@@ -114,7 +114,7 @@ def verify_component(
     try:
         expected = parse_digest(component.digest)
     except DigestError as exc:
-        raise exc.located(tensor=tensor.name, component=component.role)
+        raise exc.located(tensor=tensor.name, component=component.role) from None
     decoded = bool(component.extra) and component.extra.get("digest_over") == "decoded"
     if decoded and component.encoding != "raw":
         actual = _compute_decoded(source, tensor, component, expected.algorithm, progress, cancelled)

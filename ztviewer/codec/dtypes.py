@@ -6,7 +6,7 @@ bits (uint16 / uint8) and decoded to float32 by :func:`to_float32`, so numpy alo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def dtype_info(name: str) -> DTypeInfo | None:
     return DTYPES.get(name)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _float8_table(name: str) -> np.ndarray:
     """float32 value of each of the 256 bit patterns of a float8 format (16 for float4)."""
     if name == "float8_e8m0fnu":  # exponent only: 2^(e - 127), 0xFF is NaN
@@ -140,7 +140,7 @@ def to_float32(bits: np.ndarray, name: str) -> np.ndarray:
     if name == "bfloat16":
         return (bits.astype(np.uint32) << 16).view(np.float32)
     if name in _FLOAT8:
-        return _float8_table(name)[bits]
+        return np.take(_float8_table(name), bits)
     raise ValueError(f"{name} needs no float32 conversion")
 
 

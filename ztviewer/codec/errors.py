@@ -1,10 +1,62 @@
 """Error types of the codec core.
 
 Every failure the codec raises is a :class:`CodecError` (a ``ValueError``), carrying where it happened
-(tensor, component, byte offset) and which rule was broken, so a caller can turn it into a
-:class:`~ztviewer.codec.model.Problem` without parsing the message.
+(tensor, component, byte offset) and which rule was broken, so a caller can turn it into a :class:`Problem`
+(what the model records: a damaged file still opens, with its problems listed) without parsing the message.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong or odd in a file: what, where and which rule."""
+
+    severity: Severity
+    message: str
+    rule: str = ""
+    tensor: str | None = None
+    component: str | None = None
+    offset: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def where(self) -> str:
+        parts = []
+        if self.tensor is not None:
+            parts.append(f"tensor {self.tensor!r}")
+        if self.component is not None:
+            parts.append(f"component {self.component!r}")
+        if self.offset is not None:
+            parts.append(f"at byte {self.offset} (0x{self.offset:X})")
+        return ", ".join(parts)
+
+    def describe(self) -> str:
+        where = self.where()
+        text = f"{where}: {self.message}" if where else self.message
+        return f"{text} [{self.rule}]" if self.rule else text
+
+    def __str__(self) -> str:
+        return f"{self.severity.value}: {self.describe()}"
+
+
+def error(message: str, **where: Any) -> Problem:
+    return Problem(Severity.ERROR, message, **where)
+
+
+def warning(message: str, **where: Any) -> Problem:
+    return Problem(Severity.WARNING, message, **where)
+
 
 
 class CodecError(ValueError):
@@ -26,7 +78,7 @@ class CodecError(ValueError):
         self.tensor = tensor
         self.component = component
 
-    def located(self, *, tensor: str | None = None, component: str | None = None) -> "CodecError":
+    def located(self, *, tensor: str | None = None, component: str | None = None) -> CodecError:
         """Fill in the tensor/component where the caller knows them and the raiser did not."""
         if self.tensor is None:
             self.tensor = tensor
@@ -34,9 +86,7 @@ class CodecError(ValueError):
             self.component = component
         return self
 
-    def to_problem(self, severity: str = "error"):
-        from .model import Problem, Severity
-
+    def to_problem(self, severity: str = "error") -> Problem:
         return Problem(
             Severity(severity), self.message, rule=self.rule, tensor=self.tensor,
             component=self.component, offset=self.offset,

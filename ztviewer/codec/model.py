@@ -9,61 +9,17 @@ import math
 from collections.abc import Iterator, MutableSequence, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from enum import Enum
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .dtypes import dtype_info
+from .errors import Problem as Problem  # the model's problems; re-exported for the readers
+from .errors import Severity as Severity
+from .errors import error as error
+from .errors import warning as warning
 
 if TYPE_CHECKING:
     from .source import Source
-
-
-class Severity(str, Enum):
-    ERROR = "error"
-    WARNING = "warning"
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """Something wrong or odd in a file: what, where and which rule."""
-
-    severity: Severity
-    message: str
-    rule: str = ""
-    tensor: str | None = None
-    component: str | None = None
-    offset: int | None = None
-
-    @property
-    def is_error(self) -> bool:
-        return self.severity is Severity.ERROR
-
-    def where(self) -> str:
-        parts = []
-        if self.tensor is not None:
-            parts.append(f"tensor {self.tensor!r}")
-        if self.component is not None:
-            parts.append(f"component {self.component!r}")
-        if self.offset is not None:
-            parts.append(f"at byte {self.offset} (0x{self.offset:X})")
-        return ", ".join(parts)
-
-    def describe(self) -> str:
-        where = self.where()
-        text = f"{where}: {self.message}" if where else self.message
-        return f"{text} [{self.rule}]" if self.rule else text
-
-    def __str__(self) -> str:
-        return f"{self.severity.value}: {self.describe()}"
-
-
-def error(message: str, **where: Any) -> Problem:
-    return Problem(Severity.ERROR, message, **where)
-
-
-def warning(message: str, **where: Any) -> Problem:
-    return Problem(Severity.WARNING, message, **where)
 
 
 @dataclass(slots=True)
@@ -94,6 +50,12 @@ class Component:
         return self.encoding != "raw"
 
 
+#: (offset, length, encoding, digest, uncompressed length, dtype[, component extra]) of a plain ``data``
+#: component not built yet
+Deferred = (tuple[int, int, str, str | None, int | None, str]
+            | tuple[int, int, str, str | None, int | None, str, dict[str, Any]])
+
+
 class Tensor:
     """A logical tensor: its dtype and shape, and the components that store it.
 
@@ -120,17 +82,22 @@ class Tensor:
         self.layout = layout
         self.layout_spelling = layout_spelling
         self.index = index
-        self._components = {} if components is None else components
+        self._components: dict[str, Component] | None = {} if components is None else components
         self._attributes = attributes
         self._problems = problems
         self._extra = extra
-        self._data = None
+        self._data: Deferred | None = None     # a plain data component not built yet (see dense_tensor)
+
+    def _deferred(self) -> Deferred:
+        if self._data is None:
+            raise AttributeError(f"tensor {self.name!r} has neither components nor a deferred data component")
+        return self._data
 
     @property
     def components(self) -> dict[str, Component]:
         components = self._components
         if components is None:
-            data = self._data
+            data = self._deferred()
             offset, length, encoding, digest, uncompressed, dtype = data[:6]
             extra = dict(data[6]) if len(data) > 6 else {}
             components = self._components = {
@@ -174,14 +141,15 @@ class Tensor:
     def component_encodings(self) -> tuple[str, ...]:
         """Each component's ``encoding`` in order, without building a deferred component."""
         if self._components is None:
-            return (self._data[2],)
+            return (self._deferred()[2],)
         return tuple(c.encoding for c in self._components.values())
 
     def byte_span(self) -> tuple[int, int] | None:
         """``(first byte, bytes up to the end of the last component)`` over all components; ``None`` without
         components. A deferred component is not built."""
         if self._components is None:
-            return self._data[0], self._data[1]
+            data = self._deferred()
+            return data[0], data[1]
         if not self._components:
             return None
         start = min(c.offset for c in self._components.values())
@@ -199,13 +167,13 @@ class Tensor:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
+        return self._fields() == other._fields()
 
     def __repr__(self) -> str:
         values = ", ".join(f"{name}={value!r}" for name, value in zip(TENSOR_FIELDS, self._fields()))
         return f"Tensor({values})"
 
-    def replaced(self, **changes: Any) -> "Tensor":
+    def replaced(self, **changes: Any) -> Tensor:
         """A copy with some fields changed, sharing the containers (as ``dataclasses.replace`` would)."""
         values = dict(zip(TENSOR_FIELDS, self._fields()))
         values.update(changes)
@@ -229,7 +197,7 @@ class Tensor:
     @property
     def stored_nbytes(self) -> int:
         if self._components is None:
-            return self._data[1]
+            return self._deferred()[1]
         return sum(c.length for c in self._components.values())
 
     @property
@@ -240,12 +208,13 @@ class Tensor:
     def component_digests(self) -> tuple[str | None, ...]:
         """Each component's ``digest`` in order, without building a deferred component."""
         if self._components is None:
-            return (self._data[3],)
+            return (self._deferred()[3],)
         return tuple(c.digest for c in self._components.values())
 
     @property
     def has_errors(self) -> bool:
-        return bool(self._problems) and any(p.is_error for p in self._problems)
+        problems = self._problems
+        return problems is not None and any(p.is_error for p in problems)
 
     def add_problem(self, problem: Problem) -> None:
         self.problems.append(problem)
@@ -264,8 +233,8 @@ def dense_tensor(name: str, dtype: str, shape: tuple[int, ...], index: int, offs
     fast readers build for every plain entry. The component is made on first use, of ``component_dtype``
     (default: the tensor's dtype) and with a copy of ``component_extra`` (which may be shared)."""
     t = _new(Tensor)
-    t.name = name; t.dtype = dtype; t.shape = shape; t.layout = "dense"
-    t.layout_spelling = spelling; t.index = index; t._extra = extra
+    t.name, t.dtype, t.shape, t.layout = name, dtype, shape, "dense"
+    t.layout_spelling, t.index, t._extra = spelling, index, extra
     t._components = t._attributes = t._problems = None
     stored = dtype if component_dtype is None else component_dtype
     t._data = ((offset, length, encoding, digest, uncompressed, stored) if component_extra is None
@@ -324,7 +293,7 @@ class TensorFile:
     tensors: MutableSequence[Tensor] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     regions: list[Region] = field(default_factory=list)
-    source: "Source | None" = None
+    source: Source | None = None
     readable: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
@@ -344,12 +313,12 @@ class TensorFile:
         except KeyError:
             raise KeyError(f"no tensor named {name!r} in {self.path}") from None
 
-    def source_for(self, tensor: Tensor, component: Component | None = None) -> "Source":
+    def source_for(self, tensor: Tensor, component: Component | None = None) -> Source:
         """The source holding a tensor's bytes: the file's own, or its shard's in a multi-file set. A component
         stored in another file (a zTensor v2 part with a ``shard``) names that file's source itself; when the
         shard could not be opened this raises ``ValueError`` rather than read the wrong file."""
         if component is not None and component.extra and "shard" in component.extra:
-            source = component.extra.get("source")
+            source: Source | None = component.extra.get("source")
             if source is None:
                 raise ValueError(f"part {component.role!r} of {tensor.name!r} is in shard "
                                  f"{component.extra['shard']!r}, which is not available")
@@ -383,7 +352,7 @@ class TensorFile:
         for source in (self.extra.get("_shard_sources") or {}).values():
             source.close()
 
-    def __enter__(self) -> "TensorFile":
+    def __enter__(self) -> TensorFile:
         return self
 
     def __exit__(self, *exc: object) -> None:

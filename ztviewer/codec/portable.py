@@ -201,7 +201,8 @@ def held_by_nobody(path: str) -> bool | None:
     if _flock() is None:
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | O_CLOEXEC | O_BINARY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        flags = os.O_RDONLY | O_CLOEXEC | O_BINARY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(path, flags)
     except OSError:
         return False
     try:

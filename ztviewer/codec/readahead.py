@@ -16,7 +16,8 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 
-from . import portable
+import ztviewer.codec.portable as portable
+
 from .errors import Cancelled, OutOfBounds
 from .source import Source
 
@@ -59,7 +60,7 @@ class _Reader(threading.Thread):
                     return
                 self.full.put((buffer, got))
                 position += got
-        except BaseException as exc:  # noqa: BLE001 -- handed to the consumer, raised in its thread
+        except BaseException as exc:
             self.full.put(exc)
 
     def stop(self) -> None:
@@ -112,7 +113,8 @@ def _in_page_cache(source: Source, offset: int, length: int) -> bool:
     return fraction is not None and fraction >= 0.98
 
 
-def _ring(fd: int, offset: int, length: int, chunk: int, depth: int, cancelled: CancelCheck | None) -> Iterator[memoryview]:
+def _ring(fd: int, offset: int, length: int, chunk: int, depth: int,
+          cancelled: CancelCheck | None) -> Iterator[memoryview]:
     reader = _Reader(fd, offset, offset + length, chunk, depth)
     reader.start()
     done = 0

@@ -1,37 +1,17 @@
-"""Format registry: each format module registers a sniff function, a reader and (optionally) a writer.
+"""Format registry: the built-in format modules' handlers (a sniff function, a reader and optionally a writer),
+plus any registered with :func:`register`.
 
 Detection is by magic bytes only; the extension is used as a hint for the message when nothing matches.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Callable, Protocol
 
 from .append_journal import journal_exists
 from .errors import CodecError, UnknownFormat
-from .model import Severity, TensorFile, Problem
+from .format_handler import HEAD_BYTES, FormatHandler, Reader
+from .model import Problem, Severity, TensorFile
 from .source import Source
-
-HEAD_BYTES = 64
-
-
-class Reader(Protocol):
-    def __call__(self, source: Source) -> TensorFile: ...
-
-
-@dataclass(frozen=True)
-class FormatHandler:
-    name: str                      # "zt", "safetensors", "blz", "zt-v2"
-    description: str
-    extensions: tuple[str, ...]
-    sniff: Callable[[bytes, int], bool]   # (first HEAD_BYTES bytes, file size) → is it mine?
-    read: Reader
-    write: Callable[..., Any] | None = None
-    # (last HEAD_BYTES bytes, file size) → is it mine? Asked only when no head matches: a file whose
-    # first bytes are damaged but whose trailer names the format (zTensor v2's footer magic).
-    sniff_tail: Callable[[bytes, int], bool] | None = None
-
 
 _HANDLERS: list[FormatHandler] = []
 
@@ -126,14 +106,26 @@ _BUILTINS_LOADED = False
 
 
 def _load_builtin_formats() -> None:
-    # A flag, not "no handler yet": importing one format module directly must not hide the others.
+    """Register the built-in formats, in detection order, on first use (importing them costs start-up time)."""
     global _BUILTINS_LOADED
     if not _BUILTINS_LOADED:
-        from .formats import load_all
+        from .formats import blz, safetensors, zt, zt_v2
 
-        load_all()
+        for module in (blz, safetensors, zt, zt_v2):
+            register(module.HANDLER)
         _BUILTINS_LOADED = True
 
 
-__all__ = ["FormatHandler", "register", "handlers", "handler_named", "detect", "open_file", "read_source",
-           "Problem", "Severity"]
+__all__ = [
+    "HEAD_BYTES",
+    "FormatHandler",
+    "Problem",
+    "Reader",
+    "Severity",
+    "detect",
+    "handler_named",
+    "handlers",
+    "open_file",
+    "read_source",
+    "register",
+]

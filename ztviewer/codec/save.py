@@ -19,7 +19,8 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from . import portable
+import ztviewer.codec.portable as portable
+
 from .edit import Command, EditableDocument
 from .errors import EditRefused
 from .model import TensorFile

@@ -9,7 +9,8 @@ import weakref
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from . import portable
+import ztviewer.codec.portable as portable
+
 from .errors import CodecError, OutOfBounds
 
 PREAD_LIMIT = 16 << 20  # larger reads go through the map
@@ -22,7 +23,7 @@ def source_of_map(mapped: object) -> Source | None:
     """The open :class:`Source` whose map ``mapped`` is (so a view of it can be read with positional reads
     instead of page faults), or ``None``."""
     try:
-        ref = _SOURCES_OF_MAPS.get(mapped)  # type: ignore[arg-type]
+        ref = _SOURCES_OF_MAPS.get(mapped)  # type: ignore[call-overload]  # any object: a non-map raises TypeError
     except TypeError:  # not weakly referenceable: not a map
         return None
     return ref() if ref is not None else None
@@ -70,7 +71,7 @@ class Source:
         self._released = False
 
     @classmethod
-    def from_bytes(cls, data: bytes | bytearray, path: str = "<memory>") -> "Source":
+    def from_bytes(cls, data: bytes | bytearray, path: str = "<memory>") -> Source:
         self = cls.__new__(cls)
         self.path = path
         self._file = None
@@ -106,7 +107,7 @@ class Source:
                                 rule="an open file must not change under the reader")
 
     def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range",
-                    **where: object) -> Iterator[bytes | memoryview]:
+                    **where: str | None) -> Iterator[bytes | memoryview]:
         """``length`` bytes at ``offset`` as chunks read with positional reads, never through the map: a file
         truncated meanwhile gives a short read (:class:`SourceChanged`), where touching a map past the new end
         kills the process. In-memory sources give views of their buffer."""
@@ -121,7 +122,7 @@ class Source:
         yield from self._positional(file.fileno(), self._lock, offset, length, chunk, what, where)
 
     def _positional(self, fd: int, lock: threading.Lock, offset: int, length: int, chunk: int, what: str,
-                    where: dict[str, object]) -> Iterator[bytes]:
+                    where: dict[str, str | None]) -> Iterator[bytes]:
         for start in range(offset, offset + length, chunk):
             want = min(chunk, offset + length - start)
             data = portable.pread(fd, want, start, lock)
@@ -134,7 +135,7 @@ class Source:
                 data += more
             yield data
 
-    def reader(self, offset: int, length: int, what: str = "range", **where: object) -> "RangeReader":
+    def reader(self, offset: int, length: int, what: str = "range", **where: str | None) -> RangeReader:
         """A file-like reader of ``[offset, offset + length)`` by positional reads (for decompressors)."""
         return RangeReader(self.read_chunks(offset, length, 1 << 20, what, **where))
 
@@ -163,7 +164,7 @@ class Source:
             data += more
         return data
 
-    def check_range(self, offset: int, length: int, what: str = "range", **where: object) -> None:
+    def check_range(self, offset: int, length: int, what: str = "range", **where: str | None) -> None:
         """Raise :class:`OutOfBounds` unless ``[offset, offset+length)`` lies inside the file."""
         if offset < 0 or length < 0:
             raise OutOfBounds(f"{what} has a negative offset or length ({offset}, {length})",
@@ -174,14 +175,14 @@ class Source:
                 offset=offset, rule="offset + length <= file size", **where,
             )
 
-    def view(self, offset: int, length: int, what: str = "range", **where: object) -> memoryview:
+    def view(self, offset: int, length: int, what: str = "range", **where: str | None) -> memoryview:
         """A zero-copy view of ``length`` bytes at ``offset`` (refused once the file changed on disk)."""
         self.check_range(offset, length, what, **where)
         if length and self._file is not None:
             self.require_unchanged()
         return self._mapped()[offset:offset + length]
 
-    def read(self, offset: int, length: int, what: str = "range", **where: object) -> bytes:
+    def read(self, offset: int, length: int, what: str = "range", **where: str | None) -> bytes:
         """A copy of ``length`` bytes at ``offset`` (read without mapping the file when small)."""
         self.check_range(offset, length, what, **where)
         data = self._pread(offset, length)
@@ -283,7 +284,7 @@ class Source:
             self._file.close()
             self._file = None
 
-    def __enter__(self) -> "Source":
+    def __enter__(self) -> Source:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,8 +6,9 @@ inside the shape), so a corrupt file can never make numpy write outside the dens
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,8 @@ def _check_dense_size(shape: tuple[int, ...], dtype: str) -> None:
                                   rule="decompression output cap")
 
 
-def _densify(shape, coords, values, dtype, raw_bits) -> np.ndarray:
+def _densify(shape: tuple[int, ...], coords: tuple[np.ndarray, ...] | np.ndarray, values: np.ndarray, dtype: str,
+             raw_bits: bool) -> np.ndarray:
     _check_dense_size(tuple(shape), dtype)
     shown = present(values, dtype, raw_bits)
     try:
@@ -121,7 +123,7 @@ def iter_dense_chunks(sparse: Sparse, chunk_elements: int = 1 << 20, raw_bits: b
         yield out
 
 
-def _u64(tf: TensorFile, tensor: Tensor, role: str, **kw) -> np.ndarray:
+def _u64(tf: TensorFile, tensor: Tensor, role: str, **kw: Any) -> np.ndarray:
     """Index component as stored: u64, or u32 where the format allows it (zTensor v2)."""
     component = tensor.components[role]
     data = component_bytes(tf, tensor, component, **kw)
@@ -132,7 +134,7 @@ def _u64(tf: TensorFile, tensor: Tensor, role: str, **kw) -> np.ndarray:
     return np.frombuffer(data, dtype=storage_dtype(tensor, component, name))
 
 
-def _values(tf: TensorFile, tensor: Tensor, role: str = "values", **kw) -> np.ndarray:
+def _values(tf: TensorFile, tensor: Tensor, role: str = "values", **kw: Any) -> np.ndarray:
     component = tensor.components[role]
     np_dtype = storage_dtype(tensor, component, tensor.dtype)
     data = component_bytes(tf, tensor, component, **kw)
@@ -143,7 +145,9 @@ def _values(tf: TensorFile, tensor: Tensor, role: str = "values", **kw) -> np.nd
 
 
 def validate_csr(tensor: Tensor, shape: tuple[int, ...], indptr: np.ndarray, indices: np.ndarray,
-                 nnz: int, where: tuple[str, str] = ("indptr", "indices"), sorted_rows: bool = False) -> None:
+                 nnz: int, where: tuple[str, str] = ("indptr", "indices"),
+                 sorted_rows: bool = False) -> tuple[int, int]:
+    """Check a CSR structure against its shape; the shape as (rows, columns) when it is sound."""
     if len(shape) != 2:
         raise _fail(tensor, f"sparse_csr needs a 2-D shape, got {list(shape)}", rule="CSR is 2-D")
     rows, cols = shape
@@ -173,6 +177,7 @@ def validate_csr(tensor: Tensor, shape: tuple[int, ...], indptr: np.ndarray, ind
             at = int(np.argmax(bad_steps)) + 1
             raise _fail(tensor, f"column indices do not increase strictly within a row at position {at}",
                         where[1], "indices strictly increasing within each row")
+    return rows, cols
 
 
 def validate_unique_coords(tensor: Tensor, shape: tuple[int, ...], coords: np.ndarray, role: str = "coords"
@@ -201,7 +206,7 @@ def validate_coo(tensor: Tensor, shape: tuple[int, ...], coords: np.ndarray, rol
 V2_DATA_RULE = "layout-data (v2 §5.2, App. A): the decoded data satisfies its layout and logical type rules"
 
 
-def load_sparse(tf: TensorFile, tensor: Tensor, **kw) -> Sparse:
+def load_sparse(tf: TensorFile, tensor: Tensor, **kw: Any) -> Sparse:
     """Read and validate a sparse tensor (v1.0 / objects components, v0.1's packed crate blob, or the zTensor
     v2 profiles, whose data rules also require sorted rows (CSR) and unique coordinates (COO))."""
     if not (tensor.layout_spelling or "").startswith("zt.sparse_"):
@@ -213,7 +218,7 @@ def load_sparse(tf: TensorFile, tensor: Tensor, **kw) -> Sparse:
         raise
 
 
-def _load_sparse(tf: TensorFile, tensor: Tensor, v2: bool, **kw) -> Sparse:
+def _load_sparse(tf: TensorFile, tensor: Tensor, v2: bool, **kw: Any) -> Sparse:
     shape = tuple(tensor.shape)
     if tensor.extra.get("packed") == "crate":
         return _load_crate(tf, tensor, shape, **kw)
@@ -223,8 +228,8 @@ def _load_sparse(tf: TensorFile, tensor: Tensor, v2: bool, **kw) -> Sparse:
                 raise _fail(tensor, f"sparse_csr tensor has no {role!r} component", None, "required components")
         values = _values(tf, tensor, **kw)
         indptr, indices = _u64(tf, tensor, "indptr", **kw), _u64(tf, tensor, "indices", **kw)
-        validate_csr(tensor, shape, indptr, indices, values.size, sorted_rows=v2)
-        return SparseCSR(shape, indptr, indices, values, tensor.dtype)  # type: ignore[arg-type]
+        rows_cols = validate_csr(tensor, shape, indptr, indices, values.size, sorted_rows=v2)
+        return SparseCSR(rows_cols, indptr, indices, values, tensor.dtype)
     for role in ("values", "coords"):
         if role not in tensor.components:
             raise _fail(tensor, f"sparse_coo tensor has no {role!r} component", None, "required components")
@@ -241,7 +246,7 @@ def _load_sparse(tf: TensorFile, tensor: Tensor, v2: bool, **kw) -> Sparse:
     return SparseCOO(shape, coords, values, tensor.dtype)
 
 
-def _load_crate(tf: TensorFile, tensor: Tensor, shape: tuple[int, ...], **kw) -> Sparse:
+def _load_crate(tf: TensorFile, tensor: Tensor, shape: tuple[int, ...], **kw: Any) -> Sparse:
     component = tensor.components["data"]
     blob = component_bytes(tf, tensor, component, **kw)
     value_dtype = storage_dtype(tensor, component, tensor.dtype)
@@ -267,5 +272,5 @@ def _load_crate(tf: TensorFile, tensor: Tensor, shape: tuple[int, ...], **kw) ->
     indptr = np.frombuffer(blob, index_dtype, shape[0] + 1, 0)
     indices = np.frombuffer(blob, index_dtype, nnz, head)
     values = np.frombuffer(blob, value_dtype, nnz, head + 8 * nnz)
-    validate_csr(tensor, shape, indptr, indices, nnz, ("data", "data"))
-    return SparseCSR(shape, indptr, indices, values, tensor.dtype)  # type: ignore[arg-type]
+    rows_cols = validate_csr(tensor, shape, indptr, indices, nnz, ("data", "data"))
+    return SparseCSR(rows_cols, indptr, indices, values, tensor.dtype)

@@ -1,13 +1,13 @@
 """The tensors of a file listed as columns, each :class:`Tensor` built the first time it is asked for.
 
-Readers check the plain dense entries of a large manifest column by column (C-level ``map``/``set`` passes and
-list comparisons instead of Python code per entry) and keep what they found as columns: names, canonical
-dtypes, shapes, offsets and lengths (plain lists of ints, shared with the decoded manifest where possible). A :class:`TensorTable` holds them and reads like the list of tensors it
-stands for (indexing, iteration, ``len``, equality with a list); an entry becomes a :func:`dense_tensor` only
-when it is accessed, and is then kept, so the same object comes back every time. Listing names
-(:attr:`TensorTable.names`), checking the layout (:meth:`TensorTable.plain_spans`) and looking for problems
-(:meth:`TensorTable.built`) touch no tensor. The first change to the sequence itself (``append``, ``del``,
-assignment) turns the table into a plain list inside; it then behaves exactly as one.
+Readers check the plain dense entries of a large manifest column by column (C-level ``map``/``set`` passes and list
+comparisons instead of Python code per entry) and keep what they found as columns: names, canonical dtypes, shapes,
+offsets and lengths (plain lists of ints, shared with the decoded manifest where possible). A :class:`TensorTable`
+holds them and reads like the list of tensors it stands for (indexing, iteration, ``len``, equality with a list); an
+entry becomes a :func:`dense_tensor` only when it is accessed, and is then kept, so the same object comes back every
+time. Listing names (:attr:`TensorTable.names`), checking the layout (:meth:`TensorTable.plain_spans`) and looking
+for problems (:meth:`TensorTable.built`) touch no tensor. The first change to the sequence itself (``append``,
+``del``, assignment) turns the table into a plain list inside; it then behaves exactly as one.
 """
 from __future__ import annotations
 
@@ -77,9 +77,10 @@ class TensorTable(MutableSequence[Tensor]):
         if shard is None and spelling is None:
             return list(map(dense_tensor, self.names, self.dtypes, shapes, indices, offsets, self.lengths))
         name, source = shard if shard is not None else (None, None)
-        return [dense_tensor(*fields, "raw", None, None, spelling,
+        return [dense_tensor(tensor_name, dtype, shape, index, offset, length, "raw", None, None, spelling,
                              None if shard is None else {"shard": name, "source": source, "index_in_shard": i})
-                for i, fields in enumerate(zip(self.names, self.dtypes, shapes, indices, offsets, self.lengths))]
+                for i, (tensor_name, dtype, shape, index, offset, length)
+                in enumerate(zip(self.names, self.dtypes, shapes, indices, offsets, self.lengths))]
 
     def _as_list(self) -> list[Tensor]:
         """The plain list this table becomes when the sequence itself changes."""

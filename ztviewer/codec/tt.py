@@ -8,13 +8,15 @@ Core ``k`` has shape ``(r[k], d[k], r[k+1])`` with ``r[0] = r[n] = 1``; the tens
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from .dtypes import dtype_info
 from .errors import CodecError, DecodeError, DecodeLimitExceeded, UnsupportedLayout
 from .model import Tensor, TensorFile
+
+Cores = Sequence[np.ndarray]
 
 
 class TensorTrainError(DecodeError):
@@ -155,15 +157,17 @@ def element(cores: Sequence[np.ndarray], index: Sequence[int]) -> np.generic:
     vector = cores[0][:, idx[0], :]
     for core, i in zip(cores[1:], idx[1:]):
         vector = vector @ core[:, i, :]
-    return vector[0, 0]
+    value: np.generic = vector[0, 0]
+    return value
 
 
 def slice2d(cores: Sequence[np.ndarray], axes: tuple[int, int] = (0, 1),
             fixed: Mapping[int, int] | None = None) -> np.ndarray:
     """The 2-D slice ``T[..., :, ..., :, ...]`` over ``axes`` (rows, columns), every other axis fixed.
 
-    The fixed cores are contracted to vectors first, so the cost is about ``d_i * d_j * r`` plus
-    ``r^2`` per fixed axis, never the size of the whole tensor.
+    The fixed cores are contracted to vectors first (:class:`TTPlane`), so the cost is about ``d_i * d_j * r``
+    plus ``r^2`` per fixed axis, never the size of the whole tensor. Unlike :class:`TTPlane`, every other axis
+    must be given an index.
     """
     check_cores(cores)
     shape = tt_shape(cores)
@@ -179,20 +183,7 @@ def slice2d(cores: Sequence[np.ndarray], axes: tuple[int, int] = (0, 1),
         raise TensorTrainError(f"fixed indices must be given for exactly the axes {sorted(expected)}, got "
                                f"{sorted(fixed)}")
     at = {axis: _checked_index(axis, i, shape[axis]) for axis, i in fixed.items()}
-    first, second = sorted((row_axis, col_axis))
-    dtype = np.result_type(*cores)
-
-    left = np.ones((1, 1), dtype=dtype)
-    for k in range(first):
-        left = left @ cores[k][:, at[k], :]
-    block = np.tensordot(left[0], cores[first], axes=(0, 0))  # (d_first, r)
-    for k in range(first + 1, second):
-        block = block @ cores[k][:, at[k], :]
-    right = np.ones((1, 1), dtype=dtype)
-    for k in range(ndim - 1, second, -1):
-        right = cores[k][:, at[k], :] @ right
-    result = block @ np.tensordot(cores[second], right[:, 0], axes=(2, 0))  # (d_first, d_second)
-    return result if row_axis < col_axis else np.ascontiguousarray(result.T)
+    return np.ascontiguousarray(TTPlane(cores, (row_axis, col_axis), at).values(slice(None), slice(None)))
 
 
 def compression_ratio(shape: Sequence[int], tt_ranks: Sequence[int], itemsize: int) -> float:
@@ -227,3 +218,79 @@ def _checked_index(axis: int, index: int, dim: int) -> int:
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < dim:
         raise TensorTrainError(f"index {index!r} on axis {axis} is out of range 0..{dim - 1}")
     return int(index)
+
+
+def _chain(cores: Cores, fixed: Mapping[int, int], axes: range, dtype: np.dtype) -> np.ndarray:
+    """Product of ``cores[k][:, fixed[k], :]`` for ``k`` in ``axes`` (identity when empty)."""
+    size = cores[axes.start].shape[0] if axes.start < len(cores) else cores[-1].shape[2]
+    out = np.eye(size, dtype=dtype)
+    for k in axes:
+        out = out @ cores[k][:, fixed[k], :]
+    return out
+
+
+def _normalise(cores: Cores, axes: tuple[int, int], fixed: Mapping[int, int] | None
+               ) -> tuple[int, int, dict[int, int]]:
+    check_cores(cores)
+    n = len(cores)
+    if n < 2:
+        raise TensorTrainError("a 2-D slice needs a tensor train of at least 2 dimensions")
+    row, col = (int(a) % n if -n <= int(a) < n else -1 for a in axes)
+    if row < 0 or col < 0 or row == col:
+        raise TensorTrainError(f"axes {tuple(axes)} must be two distinct axes of a {n}-D tensor")
+    full: dict[int, int] = {k: 0 for k in range(n) if k not in (row, col)}
+    for key, value in (fixed or {}).items():
+        k = int(key) % n if -n <= int(key) < n else -1
+        if k not in full:
+            raise TensorTrainError(f"cannot fix axis {key}: not a non-displayed axis of a {n}-D tensor")
+        d = cores[k].shape[1]
+        if not -d <= int(value) < d:
+            raise IndexError(f"index {value} is out of range for axis {k} of extent {d}")
+        full[k] = int(value) % d
+    return row, col, full
+
+
+class TTPlane:
+    """A lazy 2-D slice of a TT: ``shape``, ``dtype`` and ``plane[rows, cols]`` for slices of any step.
+
+    Parameters
+    ----------
+    cores:
+        The TT cores.
+    axes:
+        ``(row_axis, col_axis)`` shown.
+    fixed:
+        ``{axis: index}`` for the other axes (missing ones are fixed at 0).
+    """
+
+    def __init__(self, cores: Cores, axes: tuple[int, int] = (0, 1),
+                 fixed: Mapping[int, int] | None = None) -> None:
+        row, col, full = _normalise(cores, axes, fixed)
+        self.axes, self.fixed = (row, col), full
+        self.dtype = np.result_type(*cores)
+        self.ndim = 2
+        self.shape = (int(cores[row].shape[1]), int(cores[col].shape[1]))
+        p, q = sorted((row, col))
+        n = len(cores)
+        left = _chain(cores, full, range(p), self.dtype)[0]  # (r_p,)
+        right = _chain(cores, full, range(q + 1, n), self.dtype)[:, 0]  # (r_{q+1},)
+        middle = _chain(cores, full, range(p + 1, q), self.dtype)  # (r_{p+1}, r_q)
+        self._first: np.ndarray = np.einsum("a,aib->ib", left, cores[p]) @ middle  # (d_p, r_q)
+        self._last: np.ndarray = np.einsum("ajb,b->aj", cores[q], right)  # (r_q, d_q)
+
+    def values(self, rows: np.ndarray | slice, cols: np.ndarray | slice) -> np.ndarray:
+        """The slice at the given row and column indices (index arrays or slices)."""
+        transposed = self.axes[0] > self.axes[1]   # the row axis comes later in the chain
+        first: np.ndarray = self._first[cols if transposed else rows]
+        last: np.ndarray = self._last[:, rows if transposed else cols]
+        product: np.ndarray = first @ last
+        return product.T if transposed else product
+
+    def __getitem__(self, key: tuple[slice, slice]) -> np.ndarray:
+        if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, slice) for k in key)):
+            raise TypeError("TTPlane supports plane[rows_slice, cols_slice] only")
+        return self.values(key[0], key[1])
+
+    def __array__(self, dtype: np.dtype | None = None, copy: bool | None = None) -> np.ndarray:
+        out = self.values(slice(None), slice(None))
+        return out if dtype is None else out.astype(dtype)

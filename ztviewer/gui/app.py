@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QApplication
@@ -17,7 +17,9 @@ APPLICATION = "ztviewer"
 def create_application(argv: Sequence[str] | None = None) -> QApplication:
     """The running QApplication, or a new one named for QSettings."""
     app = QApplication.instance()
-    if app is None:
+    if not isinstance(app, QApplication):   # none yet (a bare QCoreApplication cannot show windows either)
+        if app is not None:
+            raise RuntimeError("a QCoreApplication is running; ztviewer's windows need a QApplication")
         app = QApplication(list(argv) if argv is not None else sys.argv[:1])
     if not QCoreApplication.organizationName():
         QCoreApplication.setOrganizationName(ORGANIZATION)

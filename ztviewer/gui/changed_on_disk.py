@@ -85,11 +85,11 @@ class DiskWatcher(QObject):
         """Read the file again in the same tab, then apply the edits that were in effect."""
         session = getattr(view, "edit_session", None)
         steps = session.edits.applied_steps() if session is not None else ()
-        self.window._start_open(view.tensor_file.path, view, lambda opened: self._reloaded(view, opened, steps))
+        self.window.start_open(view.tensor_file.path, view, lambda opened: self._reloaded(view, opened, steps))
 
     def _reloaded(self, old: FileView, opened: OpenedFile, steps: tuple[EditStep, ...]) -> None:
         at = self.window.tabs.indexOf(old)
-        self.window._replace_view(old, opened)
+        self.window.replace_view(old, opened)
         view = self.window.tabs.widget(at)
         session = getattr(view, "edit_session", None)
         if session is None or not steps:

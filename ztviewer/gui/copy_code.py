@@ -38,7 +38,7 @@ class CopyCodeMenu(QMenu):
         self.clear()
         target = self._target()
         found = [] if target is None else snippets(*target)
-        if not found:
+        if target is None or not found:
             empty = self.addAction("No tensor with decodable values selected")
             empty.setEnabled(False)
             return

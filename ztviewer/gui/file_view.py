@@ -4,9 +4,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QThreadPool, QTimer, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QLabel, QLineEdit, QSplitter,
-                               QToolButton, QTreeView, QVBoxLayout, QWidget)
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QToolButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.session.file_layout import FileLayout, Segment
@@ -130,7 +139,7 @@ class FileView(QWidget):
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.setSpacing(2)
         right_layout.addWidget(self.file_map)
-        self.decoded_bytes = DecodedBytes(self, self._pool)  # the hex view, with a "Decoded" switch for compressed parts
+        self.decoded_bytes = DecodedBytes(self, self._pool)  # the hex view; a "Decoded" switch for compressed parts
         self.inspect, self.inspect_tabs = add_inspect_tab(self, right_layout, self.decoded_bytes)  # Bytes | Inspect
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)

@@ -144,8 +144,9 @@ class MainWindow(QMainWindow):
             side = 320 if self.width() >= 1500 else 260 if self.width() >= 1400 else 228
             self.resizeDocks([self.properties_dock], [side], Qt.Orientation.Horizontal)
             bottom = max(400, self.width() - side - 20)
-            self.resizeDocks([self.problems_dock, self.inspector_dock], [bottom - min(480, bottom // 2),
-                                                                         min(480, bottom // 2)], Qt.Orientation.Horizontal)
+            inspector = min(480, bottom // 2)
+            self.resizeDocks([self.problems_dock, self.inspector_dock], [bottom - inspector, inspector],
+                             Qt.Orientation.Horizontal)
             self.resizeDocks([self.problems_dock], [200], Qt.Orientation.Vertical)
 
     def _set_file_docks_shown(self, shown: bool) -> None:
@@ -216,7 +217,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(placeholder, os.path.basename(path))
         self.tabs.setCurrentWidget(placeholder)
         self.stack.setCurrentWidget(self.tabs)
-        return self._start_open(path, placeholder, lambda opened: self._show_opened(placeholder, opened, path))
+        return self.start_open(path, placeholder, lambda opened: self._show_opened(placeholder, opened, path))
 
     def _placeholder_for(self, path: str) -> QWidget | None:
         """The tab of ``path`` while it is still being parsed."""
@@ -294,12 +295,12 @@ class MainWindow(QMainWindow):
             index = self.tabs.indexOf(view)
             self.tabs.setTabText(index, title)
             self.tabs.setTabToolTip(index, f"{path}\nas it was in generation {row.number} (read-only)")
-            self._remove_tab_widget(placeholder)
+            self.remove_tab_widget(placeholder)
             self.statusBar().showMessage(f"Opened generation {row.number} of {path} read-only", 8000)
 
-        return self._start_open(path, placeholder, shown, reader=lambda p: open_generation_row(p, row))
+        return self.start_open(path, placeholder, shown, reader=lambda p: open_generation_row(p, row))
 
-    def _start_open(self, path: str, slot: QWidget, done: Callable[[OpenedFile], None],
+    def start_open(self, path: str, slot: QWidget, done: Callable[[OpenedFile], None],
                     reader: Callable[[str], TensorFile] | None = None) -> OpenFileTask:
         task = OpenFileTask(path, analyse=build_layout, reader=reader)
         self._opening.add(task)
@@ -314,7 +315,7 @@ class MainWindow(QMainWindow):
         def failed(message: str) -> None:
             self._opening.discard(task)
             if isinstance(slot, QLabel) and Shiboken.isValid(slot):
-                self._remove_tab_widget(slot)
+                self.remove_tab_widget(slot)
             self.show_error(f"Could not open {path}", message)
 
         task.signals.finished.connect(finished)
@@ -332,8 +333,8 @@ class MainWindow(QMainWindow):
         view.verifier.ended.connect(lambda outcome: self._update_actions())
         view.checker.ended.connect(lambda outcome: self._update_actions())
         view.group_button.toggled.connect(lambda grouped, v=view: self._on_view_grouped(v, grouped))
-        view.problems_model.rowsInserted.connect(self._update_status)
-        view.problems_model.rowsRemoved.connect(self._update_status)
+        view.problems_model.rowsInserted.connect(self.update_status)
+        view.problems_model.rowsRemoved.connect(self.update_status)
         self.editing.attach(view)
         return view
 
@@ -343,7 +344,7 @@ class MainWindow(QMainWindow):
         focus = self.tabs.currentWidget() is placeholder
         view = self.show_file(opened, at=self.tabs.indexOf(placeholder), focus=focus)
         view.opened_as.add(requested)  # a folder or shard may open as its whole set, named by its index
-        self._remove_tab_widget(placeholder)
+        self.remove_tab_widget(placeholder)
         tf = opened.tensor_file
         errors, _warnings = view.problems_model.counts()
         note = f", {errors} error{'s' if errors != 1 else ''}" if errors else ""
@@ -369,10 +370,11 @@ class MainWindow(QMainWindow):
         reader = None
         if is_generation_view(view.tensor_file):     # the same earlier generation, read again
             row = generation_rows(view.tensor_file)[0]
-            reader = lambda path: open_generation_row(path, row)
-        return self._start_open(view.tensor_file.path, view, lambda opened: self._replace_view(view, opened), reader)
+            def reader(path: str) -> TensorFile:
+                return open_generation_row(path, row)
+        return self.start_open(view.tensor_file.path, view, lambda opened: self.replace_view(view, opened), reader)
 
-    def _replace_view(self, old: FileView, opened: OpenedFile) -> None:
+    def replace_view(self, old: FileView, opened: OpenedFile) -> None:
         at = self.tabs.indexOf(old)
         title, tip = self.tabs.tabText(at), self.tabs.tabToolTip(at)
         view = self.show_file(opened, at=at, grouped=old.tree_model.grouped)
@@ -380,10 +382,10 @@ class MainWindow(QMainWindow):
             self.tabs.setTabText(self.tabs.indexOf(view), title)
             self.tabs.setTabToolTip(self.tabs.indexOf(view), tip)
         view.filter_edit.setText(old.filter_edit.text())
-        self._remove_tab_widget(old)
+        self.remove_tab_widget(old)
         self.statusBar().showMessage(f"Reloaded {opened.tensor_file.path}", 5000)
 
-    def _remove_tab_widget(self, widget: QWidget) -> None:
+    def remove_tab_widget(self, widget: QWidget) -> None:
         index = self.tabs.indexOf(widget)
         if index >= 0:
             self.tabs.removeTab(index)
@@ -396,7 +398,7 @@ class MainWindow(QMainWindow):
     def close_tab(self, index: int) -> None:
         widget = self.tabs.widget(index)
         if widget is not None and self.editing.confirm([widget], lambda: self.close_tab(self.tabs.indexOf(widget))):
-            self._remove_tab_widget(widget)
+            self.remove_tab_widget(widget)
 
     def close_current(self) -> None:
         if self.tabs.count():
@@ -492,11 +494,11 @@ class MainWindow(QMainWindow):
             self.inspector.set_offset(view.hex_view.cursor_offset())
             self.actions_.group.setChecked(view.tree_model.grouped)
         self.editing.on_tab_changed(view)
-        self._update_status()
+        self.update_status()
         self._on_selection_changed(view)
         self._update_actions()
 
-    def _update_status(self) -> None:
+    def update_status(self) -> None:
         view = self.current_view()
         if view is None:
             self.setWindowTitle("ztviewer")
@@ -511,8 +513,8 @@ class MainWindow(QMainWindow):
         self.size_label.setToolTip(exact_bytes(tf.size))
         self.tensors_label.setText(f"{len(tf.tensors):,} tensor{'s' if len(tf.tensors) != 1 else ''}")
         errors, warnings = view.problems_model.counts()
-        self.problems_label.setText(f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
-                                    if errors or warnings else "no problems")
+        counted = f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+        self.problems_label.setText(counted if errors or warnings else "no problems")
 
     def _update_actions(self) -> None:
         view = self.current_view()

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Signal
+from PySide6.QtGui import QFileOpenEvent
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 CONNECT_TIMEOUT_MS = 300
@@ -142,8 +143,8 @@ class FileOpenEventFilter(QObject):
 
     files_requested = Signal(list)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if event.type() == QEvent.Type.FileOpen:
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.FileOpen and isinstance(event, QFileOpenEvent):
             path = event.file() or event.url().toLocalFile()
             if path:
                 self.files_requested.emit([path])

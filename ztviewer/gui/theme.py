@@ -11,7 +11,8 @@ _FIXED_KIND_HUES = {
     # zTensor v2: a blob several parts reference, the seek table inside a zstd-seekable part, and what earlier
     # append generations left behind (drawn paler than the current manifest and footer)
     "shared": QColor(0x16, 0xA0, 0x85), "seek-table": QColor(0x34, 0x49, 0x5E),
-    "old-manifest": QColor(0x9C, 0xB8, 0xD4), "old-footer": QColor(0x8F, 0xBF, 0xB2), "old-blob": QColor(0xB9, 0xAE, 0xC8),
+    "old-manifest": QColor(0x9C, 0xB8, 0xD4), "old-footer": QColor(0x8F, 0xBF, 0xB2),
+    "old-blob": QColor(0xB9, 0xAE, 0xC8),
 }
 STRUCTURE_KINDS = ("magic", "header-length", "header", "shape", "ranks", "manifest", "footer", "old-manifest",
                    "old-footer")

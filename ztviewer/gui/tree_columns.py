@@ -2,7 +2,7 @@
 header and content, the important ones first so that they are on screen in a narrow window."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import (
     QHeaderView,
     QStyle,
@@ -26,7 +26,7 @@ SAMPLE_ROWS = 400            # rows measured to size a column (the model is lazy
 class NameElideDelegate(QStyledItemDelegate):
     """Shortens long dotted names by whole segments (``…layers.12…q_proj.weight``), then in the middle."""
 
-    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
         option.textElideMode = Qt.TextElideMode.ElideMiddle
         text = option.text

@@ -24,13 +24,16 @@ class WindowActions:
         style = window.style()
         w = window
 
-        def action(text: str, slot: Callable, shortcut=None, icon=None, tip: str = "", checkable: bool = False) -> QAction:
+        def action(text: str, slot: Callable, shortcut=None, icon=None, tip: str = "",
+                   checkable: bool = False) -> QAction:
             act = QAction(text, window)
             if shortcut is not None:
                 keys = shortcut if isinstance(shortcut, list) else [shortcut]
                 sequences: list[QKeySequence] = []
                 for key in keys:
-                    for seq in QKeySequence.keyBindings(key) if isinstance(key, QKeySequence.StandardKey) else [QKeySequence(key)]:
+                    bindings = (QKeySequence.keyBindings(key) if isinstance(key, QKeySequence.StandardKey)
+                                else [QKeySequence(key)])
+                    for seq in bindings:
                         if not seq.isEmpty() and seq not in sequences:
                             sequences.append(seq)
                 act.setShortcuts(sequences)
@@ -160,7 +163,8 @@ class WindowActions:
         toolbar.setObjectName("mainToolBar")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.setMovable(False)
-        for act in (self.open, self.reload, None, self.check_file, self.verify_all, self.cancel_verify, None, self.goto):
+        shown = (self.open, self.reload, None, self.check_file, self.verify_all, self.cancel_verify, None, self.goto)
+        for act in shown:
             if act is None:
                 toolbar.addSeparator()
             else:

@@ -48,7 +48,7 @@ def codec_snippet(tf: TensorFile, tensor: Tensor) -> Snippet | None:
     if tensor.layout not in DECODABLE_LAYOUTS:
         return None
     code = (f"from ztviewer.codec import open_file\n"
-            f"from ztviewer.codec.decode import to_dense\n\n"
+            f"from ztviewer.codec.dense import to_dense\n\n"
             f"tf = open_file({tf.path!r})\n"
             f"array = to_dense(tf, {tensor_ref(tf, tensor)})\n")
     what = "densified" if tensor.layout.startswith("sparse") else "reconstructed" \

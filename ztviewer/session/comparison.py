@@ -179,7 +179,7 @@ class ComparisonSession:
             self.order_changed.emit(None)
 
     def counts(self) -> dict[Verdict, int]:
-        tally = {v: 0 for v in Verdict}
+        tally = dict.fromkeys(Verdict, 0)
         for pair in self.pairs:
             tally[pair.verdict] += 1
         return tally

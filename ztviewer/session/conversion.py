@@ -16,7 +16,8 @@ from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.codec.writers.plan import SPARSE, logical
 from ztviewer.codec.writers.targets import TARGETS
 
-EXTENSIONS = {"zt-v2": ".zt", "zt-v1.0": ".zt", "zt-v0.1": ".zt", "zt-objects": ".zt", "safetensors": ".safetensors", "blz": ".blz"}
+EXTENSIONS = {"zt-v2": ".zt", "zt-v1.0": ".zt", "zt-v0.1": ".zt", "zt-objects": ".zt", "safetensors": ".safetensors",
+              "blz": ".blz"}
 FORMAT_CHOICES = [(key, TARGETS[key].label)
                   for key in ("zt-v2", "zt-v1.0", "zt-v0.1", "zt-objects", "safetensors", "blz")]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import mmap
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 

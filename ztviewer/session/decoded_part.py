@@ -12,6 +12,7 @@ from collections import OrderedDict
 from ztviewer.codec import decode
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import Component, Tensor, TensorFile
+from ztviewer.codec.zstd_seekable import SeekableStream
 
 WHOLE_LIMIT = 64 << 20     # a part without random access is shown decoded up to this size
 KEPT_FRAMES = 3            # decoded seekable frames kept (each at most 16 MiB)
@@ -23,7 +24,8 @@ def why_not_decodable(tensor: Tensor, component: Component) -> str | None:
         return "the part is stored raw: its stored bytes are its bytes"
     refusal = component.extra.get("refuse") if component.extra else None
     if refusal is not None:
-        return refusal[0]
+        reason: str = refusal[0]
+        return reason
     if component.encoding == decode.SEEKABLE:
         return None
     if component.encoding != "zstd":
@@ -55,9 +57,9 @@ class DecodedPart:
         self.frames_decoded = 0
         self._frames: OrderedDict[int, bytes] = OrderedDict()
         self._whole: bytes | None = None
-        self._stream = None
+        self._stream: SeekableStream | None = None
         if component.encoding == decode.SEEKABLE:
-            self._stream = decode.seekable_stream(tf, tensor, component)   # validates the seek table (raises CodecError)
+            self._stream = decode.seekable_stream(tf, tensor, component)   # validates the seek table (CodecError)
             self.size = self._stream.decoded_length
         else:
             self.size = decode.expected_length(tensor, component) or 0
@@ -98,6 +100,8 @@ class DecodedPart:
     def _frame(self, index: int) -> bytes:
         data = self._frames.get(index)
         if data is None:
+            if self._stream is None:
+                raise LookupError("frames exist only in a seekable part")
             data = self._stream.decode_frame(index)
             self.frames_decoded += 1
             self._frames[index] = data

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.model import Component, Tensor

@@ -12,7 +12,7 @@ import math
 import re
 import struct
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -80,13 +80,13 @@ def _typed(kind: str, text: str, little: bool) -> bytes:
             raise BadPattern(f"{value} does not fit {kind} ({low} … {high})")
         return struct.pack(order + code, value)
     try:
-        value = float(text)
+        number = float(text)
     except ValueError:
         raise BadPattern(f"{text!r} is not a number (e.g. 0.5, -1e-3, inf, nan)") from None
     if code == "bf16":
-        return _bf16(value, little)
+        return _bf16(number, little)
     try:
-        return struct.pack(order + code, value)
+        return struct.pack(order + code, number)
     except (OverflowError, struct.error):
         raise BadPattern(f"{text} does not fit {kind}") from None
 
@@ -136,7 +136,7 @@ def find(data: Searchable, pattern: bytes, start: int, backward: bool = False, *
 
 
 def find_wrapping(data: Searchable, pattern: bytes, start: int, backward: bool = False,
-                  **kw) -> tuple[int | None, bool]:
+                  **kw: Any) -> tuple[int | None, bool]:
     """:func:`find`, continuing from the other end when nothing is found: (offset, wrapped)."""
     found = find(data, pattern, start, backward, **kw)
     if found is not None:

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ztviewer.analysis.slicing import BIT_DTYPES, plane
-from ztviewer.analysis.tt_view import TTPlane
-from ztviewer.codec import decode
+from ztviewer.codec import decode, tt
 from ztviewer.codec.dtypes import DTYPES, PACKED_NIBBLES, unpack_nibbles
 from ztviewer.codec.errors import (
     Cancelled,
@@ -26,12 +25,16 @@ from ztviewer.codec.errors import (
     DecodeLimitExceeded,
 )
 from ztviewer.codec.model import Tensor, TensorFile
+from ztviewer.codec.tt import TTPlane
 
 from .decode_cache import DecodedCache, owned_bytes
 from .view_registry import view_kind as view_kind  # decided by the view registry; re-exported for the loaders' callers
 
 if TYPE_CHECKING:
     from ztviewer.codec.sparse import SparseCOO, SparseCSR
+
+if TYPE_CHECKING:
+    pass
 
 Progress = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
@@ -213,8 +216,6 @@ def load_sparse(tf: TensorFile, tensor: Tensor, *, cache: DecodedCache | None = 
 
 
 def load_tt(tf: TensorFile, tensor: Tensor) -> TTData:
-    from ztviewer.codec import tt
-
     return TTData(tt.tt_cores(tf, tensor), tensor.dtype)
 
 

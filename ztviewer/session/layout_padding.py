@@ -9,6 +9,9 @@ from ztviewer.codec import TensorFile
 from ztviewer.codec.model import plain_spans
 from ztviewer.codec.source import Source
 
+#: (starts, ends, kind codes, owner numbers): one row per byte range
+Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
 UNOWNED_KINDS = ("padding", "gap", "unparsed")
 NO_OWNER = -1
 MAX_ALIGNMENT = 1 << 16

@@ -147,7 +147,8 @@ def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int, tf: 
         start = min(c.offset for c in tensor.components.values())
         end = max(c.end for c in tensor.components.values())
         derived += [Prop("byte range", byte_range(start, end - start)),
-                    Prop("alignment", ", ".join(f"{r}: {alignment_of(c.offset):,}" for r, c in tensor.components.items()))]
+                    Prop("alignment", ", ".join(f"{r}: {alignment_of(c.offset):,}"
+                                                for r, c in tensor.components.items()))]
         if layout is not None:
             derived.append(Prop("padding after", f"{layout.padding_after(end):,} bytes"))
     props = [Prop("Manifest", "", manifest), value_props("Attributes", tensor.attributes)]
@@ -161,7 +162,8 @@ def component_props(tensor: Tensor, component: Component, layout: FileLayout | N
                     digest_state: str, tf: TensorFile | None = None) -> list[Prop]:
     return [Prop("Component", f"{tensor.name} · {component.role}",
                  component_fields(component) + component_v2_props(tf, tensor, component)),
-            Prop("Derived", "", component_derived(component, layout, file_size) + [Prop("digest state", digest_state)])] \
+            Prop("Derived", "", [*component_derived(component, layout, file_size),
+                                 Prop("digest state", digest_state)])] \
         + _problems([p for p in tensor.problems if p.component == component.role])
 
 

@@ -11,9 +11,10 @@ component      ``(position + 1) << 8 | (slot + 1)``  (slot in the tensor's compo
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Sequence
+from typing import Any
 
 from .formatting import natural_key
 
@@ -165,7 +166,7 @@ class _Reversed:
     def __init__(self, key: tuple[int | str, ...]) -> None:
         self.key = key
 
-    def __lt__(self, other: "_Reversed") -> bool:
+    def __lt__(self, other: _Reversed) -> bool:
         return other.key < self.key
 
     def __eq__(self, other: object) -> bool:

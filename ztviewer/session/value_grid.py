@@ -8,7 +8,7 @@ what is visible. Stored bits are presented per block (bfloat16 / float8 → floa
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -61,9 +61,9 @@ def value_text(value: object, dtype_name: str) -> str:
         return "True" if value else "False"
     if isinstance(value, (complex, np.complexfloating)):
         part = "float32" if dtype_name == "complex64" else "float64"
-        imag = float_text(value.imag, part)
+        imag = float_text(float(value.imag), part)
         sign = "" if imag.startswith("-") else "+"
-        return f"{float_text(value.real, part)}{sign}{imag}j"
+        return f"{float_text(float(value.real), part)}{sign}{imag}j"
     if isinstance(value, (float, np.floating)):
         return float_text(float(value), dtype_name)
     return str(value)
@@ -133,8 +133,8 @@ class PlaneCells:
     ``row_axis`` / ``col_axis`` name the tensor axes shown (headers say ``axis k``); ``fixed`` the other axes'
     indices (for the full index of a cell)."""
 
-    def __init__(self, plane, dtype_name: str, axes: tuple[int, int] = (0, 1), fixed: dict[int, int] | None = None,
-                 ndim: int = 2) -> None:
+    def __init__(self, plane: Any, dtype_name: str, axes: tuple[int, int] = (0, 1),
+                 fixed: dict[int, int] | None = None, ndim: int = 2) -> None:
         self.plane = plane
         self.dtype_name = dtype_name
         self.rows, self.cols = (int(n) for n in plane.shape)
@@ -146,7 +146,8 @@ class PlaneCells:
         bits = np.asarray(self.plane[r0:r1, c0:c1])
         if self.dtype_name in DTYPES:
             bits = decode.present(bits, self.dtype_name)
-        return bits.tolist()
+        rows: list[list[object]] = bits.tolist()
+        return rows
 
     def texts(self, r0: int, r1: int, c0: int, c1: int) -> list[list[str]]:
         name = self.dtype_name

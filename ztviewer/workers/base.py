@@ -76,11 +76,11 @@ class Worker(QRunnable):
         """Block until the job has ended (tests and shutdown only; never from the GUI in normal use)."""
         return self._done.wait(timeout)
 
-    def start(self, pool: QThreadPool | None = None) -> "Worker":
+    def start(self, pool: QThreadPool | None = None) -> Worker:
         (pool or QThreadPool.globalInstance()).start(self)
         return self
 
-    def run(self) -> None:  # noqa: D401 - Qt override
+    def run(self) -> None:
         signals = self.signals
         try:
             signals.started.emit()

@@ -1,7 +1,8 @@
 """One live background job per purpose: a new request cancels the stale one, whose results are dropped."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ztviewer.codec import Problem, Severity, TensorFile
 from ztviewer.codec.digest_state import DigestState
@@ -141,7 +142,7 @@ class VerifyDigestsTask(Worker):
                              counts[DigestState.INVALID], done, time.perf_counter() - start)
 
     def _verify_one(self, tensor: Tensor, component: Component, advance: Callable[[int], None]) -> ComponentCheck:
-        from ztviewer.codec.digest import verify_component   # crc32c loads importlib.metadata: not at start-up
+        from ztviewer.codec.digest import verify_component  # crc32c loads importlib.metadata: not at start-up
 
         try:
             source = self.tensor_file.source_for(tensor, component)
@@ -170,7 +171,7 @@ class AnalysisTask(Worker):
     ``tag`` is free for the caller (which view, which request) to recognise results of stale jobs.
     """
 
-    def __init__(self, job: Callable[["AnalysisTask"], Any], tag: Any = None,
+    def __init__(self, job: Callable[[AnalysisTask], Any], tag: Any = None,
                  progress_interval: float = 0.05) -> None:
         super().__init__(progress_interval)
         self.job = job

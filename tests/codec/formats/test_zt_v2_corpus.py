@@ -2,19 +2,15 @@
 the content sha256 of every tensor as MANIFEST.json records it, and the bytes ztensor itself returns."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from _corpus import CORPUS, corpus_manifest
-
+from tests._corpus import CORPUS, corpus_manifest
 from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
 from ztviewer.codec.content_hash import content_sha256
-from ztviewer.codec.decode import component_bytes, to_dense
+from ztviewer.codec.decode import component_bytes
+from ztviewer.codec.dense import to_dense
 
 ztensor = pytest.importorskip("ztensor")
 V2 = [e for e in corpus_manifest() if e["path"].startswith("zt_v2/")]

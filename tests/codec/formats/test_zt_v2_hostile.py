@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import os
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import zstandard
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from v2_builders import MAGIC, assemble, dense, footer, part, seekable
-
+from tests.codec.formats.v2_builders import MAGIC, assemble, dense, footer, part, seekable
 from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
 from ztviewer.codec.decode import component_bytes, read_range

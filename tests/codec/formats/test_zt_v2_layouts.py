@@ -2,18 +2,15 @@
 shown structurally, unknown layouts problem-free; all built by hand."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from v2_builders import assemble, part
-
+from tests.codec.formats.v2_builders import assemble, part
 from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
-from ztviewer.codec.decode import to_dense
+from ztviewer.codec.dense import to_dense
 from ztviewer.codec.errors import UnsupportedLayout
 from ztviewer.codec.formats.zt_v2 import rules
 
@@ -127,4 +124,5 @@ def test_u32_sparse_indices_and_unique_coo_coordinates(tmp_path):
     path.write_bytes(assemble(manifest, {4096: duplicated.tobytes(), 8192: values.tobytes()}))
     with open_file(path) as tf:
         found = [p for p in check_file(tf).problems if p.is_error]
-        assert len(found) == 1 and found[0].rule.startswith(rules.LAYOUT_DATA) and "same coordinates" in found[0].message
+        assert len(found) == 1 and found[0].rule.startswith(rules.LAYOUT_DATA)
+        assert "same coordinates" in found[0].message

@@ -22,7 +22,7 @@ def same_value(a: Any, b: Any) -> bool:
     try:
         equal = a == b
         return bool(equal) if isinstance(equal, bool) else bool(getattr(equal, "all", lambda: False)())
-    except Exception:  # noqa: BLE001 -- a value without a usable == differs
+    except Exception:
         return False
 
 

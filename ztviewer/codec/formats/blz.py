@@ -15,8 +15,8 @@ import os
 import struct
 
 from ..errors import HeaderError, TruncatedFile, UnknownDType, UnsupportedFormat
+from ..format_handler import FormatHandler
 from ..model import Component, Problem, Region, Tensor, TensorFile, error, warning
-from ..registry import FormatHandler, register
 from ..source import Source
 
 MAGIC = b"BLZ1"
@@ -133,4 +133,4 @@ def _stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0] or path
 
 
-register(FormatHandler(name="blz", description="BLZ1 tensor train", extensions=(".blz",), sniff=sniff, read=read))
+HANDLER = FormatHandler(name="blz", description="BLZ1 tensor train", extensions=(".blz",), sniff=sniff, read=read)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 from collections import Counter
 from collections.abc import MutableSequence
 from operator import itemgetter
@@ -17,12 +16,12 @@ from typing import Any
 try:  # optional: parses a large header 2-3x faster than json; the standard library reads the same files
     import orjson
 except ImportError:  # pragma: no cover - depends on the environment
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # the json module reads the same headers
 
 from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, TruncatedFile
+from ..format_handler import FormatHandler
 from ..huge_int import from_digits
 from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
-from ..registry import FormatHandler, register
 from ..source import Source
 from .safetensors_columns import plain_table
 from .safetensors_tensors import checked_tensors, fast_tensors, json_type
@@ -143,7 +142,7 @@ def _header_length(source: Source) -> int:
     if source.size < 8:
         raise TruncatedFile(f"the file has {source.size} bytes; a safetensors file starts with an 8-byte header "
                             "length", offset=0, rule="file size >= 8")
-    (n,) = struct.unpack("<Q", source.read(0, 8))
+    n = int.from_bytes(source.read(0, 8), "little")
     if n == 0:
         raise HeaderError("header length N is 0; the header must hold at least '{}'", offset=0, rule=RULE_LENGTH)
     if n > MAX_HEADER:
@@ -196,7 +195,8 @@ def _parse(text: str, problems: list[Problem]) -> tuple[tuple[str, Any], ...]:
         problems.append(error(f"the header begins with {lead} whitespace byte(s) before '{{' (the reference "
                               "reader tolerates this; ztviewer opens the file)", rule=RULE_START, offset=8))
     try:
-        pairs = json.loads(text, object_pairs_hook=tuple, parse_constant=_reject_constant, parse_int=from_digits)
+        pairs: tuple[tuple[str, Any], ...] = json.loads(text, object_pairs_hook=tuple, parse_constant=_reject_constant,
+                                                        parse_int=from_digits)
     except json.JSONDecodeError as exc:
         offset = 8 + len(text[:exc.pos].encode())
         raise ManifestDecodeError(f"the header is not valid JSON: {exc.msg} at byte {offset}", offset=offset,
@@ -209,7 +209,7 @@ def _parse(text: str, problems: list[Problem]) -> tuple[tuple[str, Any], ...]:
     return pairs
 
 
-def _dedupe(pairs: tuple[tuple[str, Any], ...], locate: "HeaderLocator"
+def _dedupe(pairs: tuple[tuple[str, Any], ...], locate: HeaderLocator
             ) -> tuple[tuple[tuple[str, Any], ...], dict[str, list[Problem]]]:
     """Last value wins, at the first key's position (the reference reader's map does the same)."""
     counts = Counter(map(_first, pairs))
@@ -244,7 +244,7 @@ def _entry_summary(value: Any) -> str:
 
 
 def _split_metadata(pairs: tuple[tuple[str, Any], ...], names: list[str], problems: list[Problem],
-                    locate: "HeaderLocator") -> tuple[tuple[tuple[str, Any], ...], dict[str, Any]]:
+                    locate: HeaderLocator) -> tuple[tuple[tuple[str, Any], ...], dict[str, Any]]:
     """The tensor entries without ``__metadata__`` (usually first, as the reference writer puts it)."""
     if not names or (names[0] != METADATA_KEY and METADATA_KEY not in names):
         return pairs, {}
@@ -360,5 +360,5 @@ class HeaderLocator:
         return 8 + byte
 
 
-register(FormatHandler(name="safetensors", description="Hugging Face safetensors",
-                       extensions=(".safetensors",), sniff=sniff, read=read))
+HANDLER = FormatHandler(name="safetensors", description="Hugging Face safetensors", extensions=(".safetensors",),
+                        sniff=sniff, read=read)

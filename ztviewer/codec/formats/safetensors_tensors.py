@@ -3,8 +3,8 @@
 Two paths produce the same tensors. :func:`~.safetensors_columns.plain_table` (a header decoded into dicts,
 by orjson when installed) and :func:`fast_tensors` (decoded into tuples of pairs) do the fewest checks that
 prove the entries sound and give up (``None``) at the first one they cannot prove; :func:`checked_tensors`
-then walks every entry and says exactly what is wrong where. Files of the reference writer never leave the fast path, so a
-10,000-tensor header costs the JSON decoding plus building the model objects.
+then walks every entry and says exactly what is wrong where. Files of the reference writer never leave the fast path,
+so a 10,000-tensor header costs the JSON decoding plus building the model objects.
 
 Offsets in the header are relative to the byte buffer; every :class:`Component` and :class:`Problem` here
 carries the absolute file offset (``base + begin`` with ``base = 8 + header length``).
@@ -12,9 +12,10 @@ carries the absolute file offset (``base + begin`` with ``base = 8 + header leng
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ..huge_int import HugeInt
@@ -215,7 +216,7 @@ def _check_size(entry: Entry, itemsize: int, base: int, locate: Locate) -> None:
 
 def check_coverage(checked: list[Entry], base: int, buffer_len: int, file_problems: list[Problem]) -> None:
     """Sorted by BEGIN, the entries must tile the buffer from 0 to its end (the reference's validate)."""
-    spans = sorted((e.begin, e.end, i) for i, e in enumerate(checked) if e.begin is not None)
+    spans = sorted((e.begin, e.end, i) for i, e in enumerate(checked) if e.begin is not None and e.end is not None)
     covered, holder = 0, None
     for begin, end, index in spans:
         entry = checked[index]

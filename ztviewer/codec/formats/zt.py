@@ -6,9 +6,12 @@ Tensor data is never read here.
 """
 from __future__ import annotations
 
-from .. import registry
+from collections.abc import MutableSequence
+from typing import Any
+
+from ..format_handler import FormatHandler
 from ..layout_check import check_layout
-from ..model import TensorFile, building_many
+from ..model import Tensor, TensorFile, building_many
 from ..source import Source
 from . import zt_objects, zt_v01, zt_v10
 from .zt_footer import MAGIC_V01, MAGIC_V1, decode_manifest, locate_manifest
@@ -30,8 +33,11 @@ def read(source: Source) -> TensorFile:
 def _read(source: Source) -> TensorFile:
     loc = locate_manifest(source)
     root, problems = decode_manifest(source, loc)
+    tensors: MutableSequence[Tensor]
     if loc.layout == "v0.1":
-        tensors, attributes, extra = zt_v01.read_tensors(root, loc.offset), {}, {}
+        tensors = zt_v01.read_tensors(root, loc.offset)
+        attributes: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
     else:
         tensors, more, attributes, extra = _READERS[loc.layout](root, loc.offset)
         problems += more
@@ -41,5 +47,4 @@ def _read(source: Source) -> TensorFile:
     return tf
 
 
-HANDLER = registry.register(registry.FormatHandler(
-    name="zt", description="zTensor 0.1 / 1.x", extensions=(".zt",), sniff=sniff, read=read))
+HANDLER = FormatHandler(name="zt", description="zTensor 0.1 / 1.x", extensions=(".zt",), sniff=sniff, read=read)

@@ -123,7 +123,7 @@ def _objects_loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: i
     return tensors
 
 
-def _optional(data: dict, required: int, optional: tuple[str, ...], length: int, nbytes: int
+def _optional(data: dict[str, Any], required: int, optional: tuple[str, ...], length: int, nbytes: int
               ) -> tuple[str, str | None, int | None]:
     """``(encoding, digest, uncompressed_length)`` of a component with optional keys, all of them valid and
     agreeing with the ``nbytes`` that dtype and shape need."""
@@ -147,9 +147,11 @@ def _none(index: int, name: Any, entry: Any) -> None:
 
 def probe_v10(index: int, name: Any, entry: Any) -> Tensor | None:
     """The fast path for one v1.0 entry: its tensor, or ``None`` when the full reader must say more."""
-    return v10_tensors({name: entry}, _none, index)[0]
+    tensor: Tensor | None = v10_tensors({name: entry}, _none, index)[0]
+    return tensor
 
 
 def probe_objects(index: int, name: Any, entry: Any) -> Tensor | None:
     """The fast path for one objects-layout entry: its tensor, or ``None`` when the full reader must."""
-    return objects_tensors({name: entry}, _none, index)[0]
+    tensor: Tensor | None = objects_tensors({name: entry}, _none, index)[0]
+    return tensor

@@ -74,7 +74,8 @@ def digest_problem(digest: Any) -> str | None:
         if len(value) == 64 and _HEX.issuperset(value):
             return None
         return f"malformed sha256 digest {value_text(digest, 90)}: expected 'sha256:' followed by 64 hex digits"
-    return f"unsupported digest algorithm {value_text(algo, 30)} in {value_text(digest, 60)} (supported: crc32c, sha256)"
+    return (f"unsupported digest algorithm {value_text(algo, 30)} in {value_text(digest, 60)} "
+            "(supported: crc32c, sha256)")
 
 
 def check_version(value: Any, supported_minor: int, offset: int, problems: list[Problem]) -> None:
@@ -105,8 +106,8 @@ def parse_component(role: str, raw: Any, tname: str, problems: list[Problem], ob
         problems.append(error(f"component must be a map, got {cbor_type(raw)}", tensor=tname, component=role,
                               rule="v1: components map roles to {offset, length, ...}"))
         return None
-    offset = raw.get("offset")
-    length = raw.get("length")
+    offset: Any = raw.get("offset")   # CBOR values: checked below before the component is made
+    length: Any = raw.get("length")
     ok = True
     if type(offset) is not int or not 0 <= offset <= U64_MAX:
         problems.append(error(u64_problem("offset", offset, "offset" in raw), tensor=tname, component=role,
@@ -148,7 +149,8 @@ def parse_component(role: str, raw: Any, tname: str, problems: list[Problem], ob
     return Component(role, offset, length, encoding, digest, dtype, "little", uncompressed, extra)
 
 
-def _objects_dtype(raw: dict, role: str, tname: str, problems: list[Problem], extra: dict) -> str | None:
+def _objects_dtype(raw: dict[Any, Any], role: str, tname: str, problems: list[Problem],
+                   extra: dict[str, Any]) -> str | None:
     """The storage dtype of a v1.x objects component; a logical ``type`` is kept in ``extra``."""
     short = raw.get("dtype")
     dtype = ZT_SHORT_TO_CANONICAL.get(short) if type(short) is str else None

@@ -4,14 +4,22 @@ component carries its own short dtype, an optional logical ``type`` and (1.2) ``
 """
 from __future__ import annotations
 
+from collections.abc import MutableSequence
 from typing import Any
 
 from ..dtypes import ZT_LOGICAL_TYPES
 from ..model import Problem, Tensor, error, warning
 from .zt_fast import objects_tensors
-from .zt_fields import (INDEX_ROLES, SPARSE_ROLES, cbor_type, check_required_roles, check_sizes, logical_dtype,
-                        parse_shape)
-from .zt_fields import apply_tensor_train
+from .zt_fields import (
+    INDEX_ROLES,
+    SPARSE_ROLES,
+    apply_tensor_train,
+    cbor_type,
+    check_required_roles,
+    check_sizes,
+    logical_dtype,
+    parse_shape,
+)
 from .zt_v10 import entry_name, parse_components, parse_layout, root_map
 
 #: the newest objects-layout minor version this reader knows ("1.2.0", written by ztensor 1.2.x).
@@ -19,7 +27,8 @@ SUPPORTED_MINOR = 2
 _OBJECT_KEYS = frozenset({"shape", "format", "attributes", "components"})
 
 
-def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], dict, dict]:
+def read_manifest(root: Any, offset: int) -> tuple[MutableSequence[Tensor], list[Problem], dict[str, Any],
+                                                   dict[str, Any]]:
     """(tensors, file problems, file attributes, extra) of a decoded objects-layout manifest."""
     problems: list[Problem] = []
     entries = root_map(root, "objects", offset, problems, supported_minor=SUPPORTED_MINOR)
@@ -41,7 +50,7 @@ def _object(index: int, name: Any, entry: Any) -> Tensor:
         return Tensor(name, "unknown", (), "unknown", {}, {}, None, problems, index, {})
     shape = parse_shape(entry.get("shape"))
     shape_ok = True
-    if type(shape) is str:
+    if isinstance(shape, str):
         problems.append(error(shape, tensor=name, rule="v1.x: shape is an array of unsigned integers"))
         shape = ()
         shape_ok = False

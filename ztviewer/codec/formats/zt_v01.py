@@ -12,8 +12,16 @@ from typing import Any
 from ..dtypes import DTYPES, ZT_LONG_NAMES
 from ..errors import SchemaError
 from ..model import Component, Problem, Tensor, error, warning
-from .zt_fields import (ENCODINGS, STRUCTURAL_NOTE, U64_MAX, cbor_type, check_sizes, digest_problem,
-                        parse_shape, u64_problem)
+from .zt_fields import (
+    ENCODINGS,
+    STRUCTURAL_NOTE,
+    U64_MAX,
+    cbor_type,
+    check_sizes,
+    digest_problem,
+    parse_shape,
+    u64_problem,
+)
 
 KNOWN_KEYS = frozenset({"name", "offset", "size", "dtype", "layout", "shape", "encoding", "data_endianness",
                         "checksum"})
@@ -36,10 +44,10 @@ def read_tensors(root: Any, manifest_offset: int) -> list[Tensor]:
 def _entry(index: int, entry: Any) -> Tensor:
     problems: list[Problem] = []
     if type(entry) is not dict:
-        name = f"#{index}"
-        problems.append(error(f"manifest entry #{index} is a {cbor_type(entry)}, not a map", tensor=name,
+        label = f"#{index}"
+        problems.append(error(f"manifest entry #{index} is a {cbor_type(entry)}, not a map", tensor=label,
                               rule="v0.1: each manifest entry is a map"))
-        return Tensor(name, "unknown", (), "unknown", {}, {}, None, problems, index, {})
+        return Tensor(label, "unknown", (), "unknown", {}, {}, None, problems, index, {})
     name = entry.get("name")
     if type(name) is not str:
         what = "has no 'name'" if name is None else f"has a {cbor_type(name)} 'name' {name!r:.40}"
@@ -57,7 +65,7 @@ def _entry(index: int, entry: Any) -> Tensor:
         dtype = dtype if type(dtype) is str else "unknown"
     shape = parse_shape(entry.get("shape"))
     shape_ok = True
-    if type(shape) is str:
+    if isinstance(shape, str):
         bad(shape, "v0.1: shape is an array of unsigned integers")
         shape = ()
         shape_ok = False
@@ -86,7 +94,8 @@ def _entry(index: int, entry: Any) -> Tensor:
             digest = digest if type(digest) is str else repr(digest)
 
     components: dict[str, Component] = {}
-    offset, size = entry.get("offset"), entry.get("size")
+    offset: Any = entry.get("offset")   # CBOR values: checked by _u64_ok before use
+    size: Any = entry.get("size")
     offset_ok = _u64_ok(offset, "offset", entry, bad)
     if _u64_ok(size, "size", entry, bad) and offset_ok:
         stored_dtype = dtype if layout == "dense" else None
@@ -104,7 +113,7 @@ def _entry(index: int, entry: Any) -> Tensor:
     return tensor
 
 
-def _u64_ok(value: Any, key: str, entry: dict, bad: Any) -> bool:
+def _u64_ok(value: Any, key: str, entry: dict[Any, Any], bad: Any) -> bool:
     if type(value) is int and 0 <= value <= U64_MAX:
         return True
     bad(u64_problem(key, value, key in entry), f"v0.1: {key} is a u64")

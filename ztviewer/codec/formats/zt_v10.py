@@ -3,22 +3,34 @@ tensors: {name: {dtype, shape, format, components: {role: {offset, length, [enco
 """
 from __future__ import annotations
 
+from collections.abc import MutableSequence
 from typing import Any
 
 from ..dtypes import ZT_LONG_NAMES
 from ..errors import SchemaError
 from ..model import Component, Problem, Tensor, error, warning
 from .zt_fast import v10_tensors
-from .zt_fields import (INDEX_ROLES, REQUIRED_ROLES, SPARSE_ROLES, STRUCTURAL_NOTE, cbor_type, check_required_roles,
-                        check_sizes, check_version, parse_component, parse_shape)
-from .zt_fields import apply_tensor_train
+from .zt_fields import (
+    INDEX_ROLES,
+    REQUIRED_ROLES,
+    SPARSE_ROLES,
+    STRUCTURAL_NOTE,
+    apply_tensor_train,
+    cbor_type,
+    check_required_roles,
+    check_sizes,
+    check_version,
+    parse_component,
+    parse_shape,
+)
 
 _DTYPES = frozenset(ZT_LONG_NAMES)
 _TENSOR_KEYS = frozenset({"dtype", "shape", "format", "components"})
 _ROOT_KEYS = frozenset({"version", "generator", "attributes", "tensors"})
 
 
-def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], dict, dict]:
+def read_manifest(root: Any, offset: int) -> tuple[MutableSequence[Tensor], list[Problem], dict[str, Any],
+                                                   dict[str, Any]]:
     """(tensors, file problems, file attributes, extra) of a decoded v1.0 manifest."""
     problems: list[Problem] = []
     entries = root_map(root, "tensors", offset, problems, supported_minor=0)
@@ -33,7 +45,7 @@ def read_manifest(root: Any, offset: int) -> tuple[list[Tensor], list[Problem], 
     return v10_tensors(entries, _tensor), problems, attributes, extra
 
 
-def root_map(root: Any, key: str, offset: int, problems: list[Problem], supported_minor: int) -> dict:
+def root_map(root: Any, key: str, offset: int, problems: list[Problem], supported_minor: int) -> dict[Any, Any]:
     """Check the root map and its version; return the ``tensors`` / ``objects`` map (fatal if absent)."""
     if type(root) is not dict:
         raise SchemaError(f"the v1 manifest must be a CBOR map, got a {cbor_type(root)}", offset=offset,
@@ -111,7 +123,7 @@ def _tensor(index: int, name: Any, entry: Any) -> Tensor:
         dtype = dtype if type(dtype) is str else "unknown"
     shape = parse_shape(entry.get("shape"))
     shape_ok = True
-    if type(shape) is str:
+    if isinstance(shape, str):
         problems.append(error(shape, tensor=name, rule="v1: shape is an array of unsigned integers"))
         shape = ()
         shape_ok = False

@@ -51,11 +51,11 @@ def open_path(
         return _open_json(path, progress, cancelled)
     index = _index_mapping(path)
     if index is not None:
-        tf = read_hf_index(index, progress, cancelled)
-        tf.extra["opened_from"] = os.path.abspath(path)
-        tf.extra["note"] = (f"{os.path.basename(path)} is one shard of the checkpoint indexed by "
-                            f"{os.path.basename(index)}; the whole set is open")
-        return tf
+        checkpoint = read_hf_index(index, progress, cancelled)
+        checkpoint.extra["opened_from"] = os.path.abspath(path)
+        checkpoint.extra["note"] = (f"{os.path.basename(path)} is one shard of the checkpoint indexed by "
+                                    f"{os.path.basename(index)}; the whole set is open")
+        return checkpoint
     tf = open_file(path)
     manifest = os.path.join(os.path.dirname(os.path.abspath(path)), MANIFEST_NAME)
     if tf.format == "safetensors" and os.path.isfile(manifest):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -136,7 +137,7 @@ def _assemble(tf: TensorSet, weight_map: dict[str, str], mapped: dict[str, list[
     return added
 
 
-def _check_total_size(metadata: dict[str, Any], weight_map: dict[str, str], tensors: list[Tensor],
+def _check_total_size(metadata: dict[str, Any], weight_map: dict[str, str], tensors: Sequence[Tensor],
                       shards: list[Shard], issues: ProblemLog) -> None:
     if "total_size" not in metadata:
         return

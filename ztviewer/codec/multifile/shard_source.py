@@ -1,8 +1,8 @@
 """Sources for the shards of a multi-file set: many files open at once, few descriptors and maps held.
 
 A set of 1,000 shards must not keep 1,000 descriptors and 1,000 maps (macOS allows 256 descriptors per
-process by default). A :class:`ShardSource` reads its first :data:`HEAD_BYTES` with one ``read`` when opened, and the rest
-of a longer safetensors header with a second one, then closes the file again; it maps the file only when bytes
+process by default). A :class:`ShardSource` reads its first :data:`HEAD_BYTES` with one ``read`` when opened, and
+the rest of a longer safetensors header with a second one, then closes the file again; it maps the file only when bytes
 past that head are asked for. A :class:`SourcePool` keeps at most ``max_mapped`` shards mapped and parks
 the least recently used one when another needs its map. A parked shard maps again on its next access, after
 checking that the file still has the size and modification time it had when the set was opened.
@@ -137,7 +137,7 @@ class ShardSource(Source):
         return self._map is not None
 
     # -- Source API --------------------------------------------------------------------------------------
-    def view(self, offset: int, length: int, what: str = "range", **where: object) -> memoryview:
+    def view(self, offset: int, length: int, what: str = "range", **where: str | None) -> memoryview:
         self.check_range(offset, length, what, **where)
         end = offset + length
         if end <= len(self._head):
@@ -151,7 +151,7 @@ class ShardSource(Source):
             return buffer[offset:end]
 
     def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range",
-                    **where: object) -> Iterator[bytes | memoryview]:
+                    **where: str | None) -> Iterator[bytes | memoryview]:
         """Positional reads on a descriptor of its own (the pool may park the shared one at any time)."""
         self.check_range(offset, length, what, **where)
         if self._closed:

@@ -52,6 +52,18 @@ class TensorSet(TensorFile):
             if shard.source is not None:
                 shard.source.close()
 
+    def shard_file(self, source: Source) -> TensorFile:
+        """One shard as a file of its own: its tensors and its container regions (the 8-byte header length and
+        the JSON header), for a view that shows that shard's bytes."""
+        shard = next((s for s in self.shards if s.source is source), None)
+        length = shard.header_length if shard is not None else None
+        if length is None:   # a shard whose header could not be read: show the length it claims
+            length = int.from_bytes(source.head(8), "little") if source.size >= 8 else 0
+        regions = [Region("header-length", 0, min(8, source.size), "header length"),
+                   Region("header", 8, max(0, min(length, source.size - 8)), "JSON header")]
+        tensors = [t for t in self.tensors if t.extra_value("source") is source]
+        return TensorFile(path=source.path, format="safetensors", tensors=tensors, source=source, regions=regions)
+
     def renumber(self) -> None:
         """Number the tensors by their position (after placeholders were inserted)."""
         for i, tensor in enumerate(self.tensors):
@@ -262,6 +274,8 @@ def _read_fast(shards: list[Shard], first_index: int) -> bool:
 def _read_slow(shard: Shard, handler: registry.FormatHandler, index: int) -> None:
     """Read a shard with the single-file reader, which reports every problem it finds."""
     source = shard.source
+    if source is None:  # never opened: its problem is already recorded
+        return
     try:
         if not handler.sniff(source.head(registry.HEAD_BYTES), source.size):
             raise UnknownFormat("not a safetensors file (it does not start with a u64 header length and '{')",

@@ -9,6 +9,7 @@ are compared, since the last batch of a task may be shorter.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -85,7 +86,7 @@ def check_shard(shard: Shard, schema: dict[str, tuple[str, tuple[int, ...]]], is
     return _check_kv(shard, tensors, schema, issues)
 
 
-def _check_batch(shard: Shard, tensors: list[Tensor], schema: dict[str, tuple[str, tuple[int, ...]]],
+def _check_batch(shard: Shard, tensors: Sequence[Tensor], schema: dict[str, tuple[str, tuple[int, ...]]],
                  issues: ProblemLog) -> int | None:
     for t in tensors:
         if t.name not in schema:
@@ -104,7 +105,7 @@ def _check_batch(shard: Shard, tensors: list[Tensor], schema: dict[str, tuple[st
     return _batch_rows(shard, [t for t in tensors if t.name in schema], issues, quiet=False)
 
 
-def _batch_rows(shard: Shard, tensors: list[Tensor], issues: ProblemLog, quiet: bool) -> int | None:
+def _batch_rows(shard: Shard, tensors: Sequence[Tensor], issues: ProblemLog, quiet: bool) -> int | None:
     rows = {t.name: t.shape[0] for t in tensors if t.shape}
     counts = set(rows.values())
     if len(counts) == 1 and len(rows) == len(tensors):
@@ -116,7 +117,7 @@ def _batch_rows(shard: Shard, tensors: list[Tensor], issues: ProblemLog, quiet: 
     return None
 
 
-def _check_kv(shard: Shard, tensors: list[Tensor], schema: dict[str, tuple[str, tuple[int, ...]]],
+def _check_kv(shard: Shard, tensors: Sequence[Tensor], schema: dict[str, tuple[str, tuple[int, ...]]],
               issues: ProblemLog) -> int | None:
     columns = sorted(schema, key=len, reverse=True)
     keys: set[str] = set()

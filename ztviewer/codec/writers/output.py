@@ -13,7 +13,8 @@ import errno
 import os
 from collections.abc import Callable
 
-from .. import portable
+import ztviewer.codec.portable as portable
+
 from ..errors import Cancelled
 from ..source import Source
 

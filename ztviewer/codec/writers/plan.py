@@ -12,14 +12,17 @@ from typing import Any
 
 import numpy as np
 
+import ztviewer.codec.writers.targets as rules
+
 from ..dtypes import DTYPES, ZT_LOGICAL_TYPES
 from ..errors import CodecError, EditRefused, UnsupportedConversion
 from ..model import Component, Problem, Tensor, TensorFile
-from . import targets as rules
 from .blobs import KEEP, BlobData, FileBlob, MemoryBlob, WidenedBlob
 from .document import DocComponent, DocTensor, EditableDocument
 
 SPARSE = ("sparse_csr", "sparse_coo")
+#: Where a component goes in the output: (offset in the source, …, role) compared item by item.
+SortKey = tuple[int | str, ...]
 #: component encodings a zTensor v2 file keeps when it is saved as v2 again
 V2_ENCODINGS = frozenset({"zstd-seekable", "zt.zstd-seekable/1"})
 ROLE_ORDER = {"data": 0, "values": 0, "indices": 1, "indptr": 2, "coords": 1}
@@ -36,7 +39,7 @@ class PlannedComponent:
     level: int | None = None
     digest: str | None = KEEP
     reencode: bool = False
-    sort_key: tuple = ()
+    sort_key: SortKey = ()
 
 
 @dataclass
@@ -125,8 +128,8 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
     attributes = {k: v for k, v in dt.attributes.items() if not (layout == "tensor_train" and k == "ranks")}
     if attributes:
         try:
-            for key, value in attributes.items():
-                rules.check_tensor_attribute(t, dt.name, key, value, layout)
+            for name, value in attributes.items():
+                rules.check_tensor_attribute(t, dt.name, name, value, layout)
         except EditRefused as exc:
             raise _refuse(exc.message, dt.name) from None
     base = min((c.offset for c in o.components.values()), default=0)
@@ -263,7 +266,7 @@ def _settings(t: rules.Target, dt: DocTensor, dc: DocComponent | None) -> tuple[
     return encoding, dc.level if encoding == "zstd" else None, digest, dc.reencode
 
 
-def _component(t: rules.Target, dt: DocTensor, role: str, dtype: str | None, data: BlobData, key: tuple,
+def _component(t: rules.Target, dt: DocTensor, role: str, dtype: str | None, data: BlobData, key: SortKey,
                dc: DocComponent | None) -> PlannedComponent:
     encoding, level, digest, reencode = _settings(t, dt, dc)
     if digest == KEEP and data.stored() is None and t.key != "zt-v2":
@@ -305,7 +308,7 @@ def _core_index(role: str) -> int:
     return int(role[5:]) if role.startswith("core_") and role[5:].isdigit() else -1
 
 
-def _unpack_crate(tf: TensorFile, t: rules.Target, dt: DocTensor, key: tuple) -> dict[str, PlannedComponent]:
+def _unpack_crate(tf: TensorFile, t: rules.Target, dt: DocTensor, key: SortKey) -> dict[str, PlannedComponent]:
     """The v0.1 crate's packed sparse blob as separate values / index components."""
     from ..sparse import SparseCSR, load_sparse
 
@@ -327,7 +330,7 @@ def _le(array: np.ndarray) -> np.ndarray:
 
 
 def _dense_blob(tf: TensorFile, o: Tensor) -> MemoryBlob:
-    from ..decode import to_dense
+    from ..dense import to_dense
 
     info = DTYPES[o.dtype]
     array = to_dense(tf, o, raw_bits=True)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import ztviewer.codec.writers.zt_v2_rules as v2
+
 from ..dtypes import (
     CANONICAL_TO_SAFETENSORS,
     CANONICAL_TO_ZT_SHORT,
@@ -16,7 +18,6 @@ from ..dtypes import (
 )
 from ..errors import EditRefused
 from ..model import TensorFile
-from . import zt_v2_rules as v2
 from .cbor import check_encodable
 
 V01_RESERVED = frozenset({"name", "offset", "size", "dtype", "layout", "shape", "encoding", "data_endianness",

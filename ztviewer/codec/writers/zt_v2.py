@@ -24,8 +24,9 @@ from typing import Any
 
 import xxhash
 
+import ztviewer.codec.writers.zt_v2_rules as rules
+
 from ..errors import CodecError, WriterStateError
-from . import zt_v2_rules as rules
 from .blobs import KEEP, BlobData, Buffer, FileBlob
 from .cbor import dumps_deterministic
 from .output import Output

@@ -23,10 +23,11 @@ from typing import Any
 import cbor2
 import xxhash
 
+import ztviewer.codec.writers.zt_v2_rules as rules
+
 from ..append_journal import journal_path
 from ..errors import Cancelled, CodecError, EditRefused
 from ..model import Problem, TensorFile, warning
-from . import zt_v2_rules as rules
 from .blobs import KEEP
 from .cbor import dumps_deterministic
 from .document import EditableDocument, stored_attributes
@@ -284,4 +285,5 @@ def _drop_journal(path: str) -> None:
     _fsync_directory(path)
 
 
-__all__ = ["Journal", "append_generation", "append_manifest", "drop_stale_journal", "journal_path", "next_manifest", "recover", "why_not_appendable"]
+__all__ = ["Journal", "append_generation", "append_manifest", "drop_stale_journal", "journal_path", "next_manifest",
+           "recover", "why_not_appendable"]

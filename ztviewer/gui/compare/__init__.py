@@ -1,1 +1,2 @@
-"""File ▸ Compare…: a tab comparing two files or sets (rendering a :class:`~ztviewer.session.comparison.ComparisonSession`)."""
+"""File ▸ Compare…: a tab comparing two files or sets (rendering a
+:class:`~ztviewer.session.comparison.ComparisonSession`)."""

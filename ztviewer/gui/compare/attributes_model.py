@@ -49,10 +49,10 @@ class AttributeChangesModel(QAbstractTableModel):
     def item(self, index: QModelIndex | QPersistentModelIndex) -> tuple[str, AttrChange] | None:
         return self._rows[index.row()] if index.isValid() and 0 <= index.row() < len(self._rows) else None
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation,
@@ -76,7 +76,8 @@ class AttributeChangesModel(QAbstractTableModel):
             if column == 2:
                 return change.kind.value
             value = change.a if column == 3 else change.b
-            absent = (column == 3 and change.kind is AttrKind.ADDED) or (column == 4 and change.kind is AttrKind.REMOVED)
+            absent = ((column == 3 and change.kind is AttrKind.ADDED)
+                      or (column == 4 and change.kind is AttrKind.REMOVED))
             return "" if absent else value_text(value, 400 if role == Qt.ItemDataRole.ToolTipRole else 120)
         if role == Qt.ItemDataRole.ForegroundRole and column == 2:
             return {AttrKind.ADDED: ok_color(), AttrKind.REMOVED: error_color(),

@@ -33,10 +33,10 @@ class WorstModel(QAbstractTableModel):
     def position(self, row: int) -> tuple[int, ...] | None:
         return tuple(self._rows[row][0]) if 0 <= row < len(self._rows) else None
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation,

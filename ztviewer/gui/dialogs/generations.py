@@ -66,7 +66,7 @@ class GenerationsDialog(QDialog):
         layout.addWidget(buttons)
         self.resize(720, 320)
         if len(self.rows) > 1:
-            self.table.setCurrentItem(self.table.topLevelItem(1))
+            self.table.setCurrentItem(self.table.topLevelItem(1))  # type: ignore[arg-type]  # row 1 exists (> 1 rows)
         self._update_button()
 
     @staticmethod

@@ -32,7 +32,7 @@ class GoToOffsetDialog(QDialog):
     def __init__(self, size: int, cursor: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Go to Offset")
-        self.size, self.cursor, self.offset = size, cursor, cursor
+        self.file_size, self.cursor_offset, self.offset = size, cursor, cursor  # (size/cursor are QWidget's)
         self.edit = QLineEdit(f"0x{cursor:X}")
         self.edit.selectAll()
         self.error = QLabel(f"File size {size:,} bytes. Decimal, 0x… hex, or +/- relative to the cursor.")
@@ -48,7 +48,7 @@ class GoToOffsetDialog(QDialog):
 
     def accept(self) -> None:
         try:
-            self.offset = parse_offset(self.edit.text(), self.size, self.cursor)
+            self.offset = parse_offset(self.edit.text(), self.file_size, self.cursor_offset)
         except ValueError as exc:
             self.error.setText(str(exc))
             return

@@ -134,7 +134,8 @@ QUICK_GUIDE = """
 <li><b>Open</b> — File ▸ Open… ({open}), drop files on the window, or pick one under File ▸ Open Recent.
     A folder or a <code>*.index.json</code> opens a sharded checkpoint as one set.</li>
 <li><b>Tree</b> — every tensor with its dtype, shape, stored size, encoding, offset and digest. Type in the
-    filter box ({find}) to find a name; View ▸ Group by Name Prefix folds names by their dotted prefix (<code>model.layers.N</code>).
+    filter box ({find}) to find a name; View ▸ Group by Name Prefix folds names by their dotted prefix
+    (<code>model.layers.N</code>).
     Click a tensor or one of its components.</li>
 <li><b>Bytes</b> — the hex view shows the selected bytes; the Data Inspector below reads the bytes at the
     cursor as every type. Go to Offset ({goto}); Find Bytes ({find_bytes}).</li>

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ztviewer.codec.convert import Compression
 from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.session.conversion import (
     EXTENSIONS,
@@ -133,7 +134,8 @@ class SaveAsDialog(QDialog):
     # -- options ---------------------------------------------------------------------------------------------
     def options(self) -> SaveOptions:
         encoding = self.encoding_combo.currentData()
-        compress = {"keep": None, "raw": "raw"}.get(encoding, ("zstd", self.level_spin.value()))
+        compress: Compression = (None if encoding == "keep" else "raw" if encoding == "raw"
+                                 else ("zstd", self.level_spin.value()))
         digest = self.digest_combo.currentData()
         return SaveOptions(self.format_combo.currentData(), compress, None if digest == "keep" else digest,
                            self.densify_check.isChecked())

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from ztviewer.session import value_text
+
 from .attributes_model import KIND_ROLE, VALUE_ROLE, AttrColumn, AttributesModel
 from .session import EditSession
 

@@ -27,8 +27,8 @@ from ztviewer.codec.edit import (
     SetTensorAttribute,
 )
 from ztviewer.codec.errors import EditRefused
-
 from ztviewer.session import value_text
+
 from .session import EditSession
 
 AnyIndex = QModelIndex | QPersistentModelIndex

@@ -166,7 +166,7 @@ class EditController(QObject):
             name = os.path.basename(view.tensor_file.path)
             self.window.tabs.setTabText(index, name + (" *" if self.is_modified(view) else ""))
         if view is self.window.current_view():
-            self.window._update_status()
+            self.window.update_status()
             self.on_selection(view)
         self.update_actions()
 

@@ -52,7 +52,7 @@ class ReplacedTabs:
             session = self.controller.session_of(view)
             if session is not None:
                 session.stack.setClean()
-            self.window._remove_tab_widget(view)
+            self.window.remove_tab_widget(view)
 
     def _sessions(self):
         for view in self.views:

@@ -36,7 +36,7 @@ class TreeEditOverlay(QObject):
         names = {id(t.original): t.name for t in self.session.doc.tensors}
         state = {}
         for tensor in self.model.tensors:
-            new = names.get(id(tensor), None)
+            new = names.get(id(tensor))
             if new != tensor.name:
                 state[id(tensor)] = (tensor, new)
         changed = [t for key, (t, _) in (self.state | state).items() if self.state.get(key) != state.get(key)]
@@ -58,7 +58,8 @@ class TreeEditOverlay(QObject):
         if index.column() != Column.NAME or not self.state:
             return None
         tensor = self.model.tensor_of(index)
-        entry = self.state.get(id(tensor)) if tensor is not None and isinstance(self.model.item(index), Tensor) else None
+        is_tensor_row = tensor is not None and isinstance(self.model.item(index), Tensor)
+        entry = self.state.get(id(tensor)) if is_tensor_row else None
         if entry is None:
             return None
         new = entry[1]

@@ -40,11 +40,11 @@ class FilterSwitch:
 
     def to_source(self, index: QModelIndex | QPersistentModelIndex) -> QModelIndex:
         """The tree-model index of an index of either model."""
-        return self.proxy.mapToSource(index) if index.model() is self.proxy else QModelIndex(index)
+        return self.proxy.mapToSource(index) if index.model() is self.proxy else QModelIndex(index)  # type: ignore[arg-type]  # QModelIndex(QPersistentModelIndex) converts
 
     def to_view(self, source: QModelIndex | QPersistentModelIndex) -> QModelIndex:
         """The index the view shows for a tree-model index (invalid when filtered out)."""
-        return self.proxy.mapFromSource(source) if self.tree.model() is self.proxy else QModelIndex(source)
+        return self.proxy.mapFromSource(source) if self.tree.model() is self.proxy else QModelIndex(source)  # type: ignore[arg-type]  # converts as above
 
     def set_pattern(self, pattern: str) -> None:
         if self.proxy.filters_with(pattern):

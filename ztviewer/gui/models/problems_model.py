@@ -1,8 +1,9 @@
 """Table model of a file's problems: those the reader found, plus those verification adds."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
-from typing import Any, Iterable
+from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QApplication, QStyle
@@ -79,7 +80,8 @@ class ProblemsModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(ProblemColumn)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(HEADERS):
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if horizontal and role == Qt.ItemDataRole.DisplayRole and 0 <= section < len(HEADERS):
             return HEADERS[section]
         return None
 
@@ -105,7 +107,8 @@ class ProblemsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return str(problem)
         if role == Qt.ItemDataRole.DecorationRole and column == ProblemColumn.SEVERITY:
-            icon = QStyle.StandardPixmap.SP_MessageBoxCritical if problem.is_error else QStyle.StandardPixmap.SP_MessageBoxWarning
+            pixmap = QStyle.StandardPixmap
+            icon = pixmap.SP_MessageBoxCritical if problem.is_error else pixmap.SP_MessageBoxWarning
             return QApplication.style().standardIcon(icon)
         if role == Qt.ItemDataRole.ForegroundRole and column == ProblemColumn.SEVERITY:
             return theme.error_color() if problem.is_error else theme.warning_color()

@@ -15,8 +15,19 @@ from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.session.digest_states import DigestStates
 from ztviewer.session.file_session import FileSession
-from ztviewer.session.tree_nodes import (FILE_ID, GROUP_FLAG, SLOT_MASK, Grouping, NodeKind, TensorGroup,
-                                         component_id, component_slot, kind_of, tensor_id, tensor_position)
+from ztviewer.session.tree_nodes import (
+    FILE_ID,
+    GROUP_FLAG,
+    SLOT_MASK,
+    Grouping,
+    NodeKind,
+    TensorGroup,
+    component_id,
+    component_slot,
+    kind_of,
+    tensor_id,
+    tensor_position,
+)
 
 from . import tree_text
 from .tree_roles import COLUMN_COUNT, HEADERS, Column, TreeRole
@@ -193,7 +204,8 @@ class TensorTreeModel(QAbstractItemModel):
             position = self._position[id(tensor)]
             if position in self._components_shown:
                 rows.setdefault(tensor_id(position), []).append(self._roles_of(position).index(role))
-            place = self._grouping.known_place(position) if self._grouping is not None else (FILE_ID, self._rank[position])
+            place = (self._grouping.known_place(position) if self._grouping is not None
+                     else (FILE_ID, self._rank[position]))
             while place is not None:
                 parent, row = place
                 rows.setdefault(parent, []).append(row)
@@ -254,7 +266,7 @@ class TensorTreeModel(QAbstractItemModel):
         except IndexError:
             return QModelIndex()
 
-    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: D401 - Qt override
+    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:
         if not index.isValid():
             return QModelIndex()
         node = index.internalId()
@@ -356,4 +368,4 @@ class TensorTreeModel(QAbstractItemModel):
         return self.createIndex(self._place(node)[1], column, node)
 
 
-__all__ = ["Column", "HEADERS", "TensorTreeModel", "TreeRole"]
+__all__ = ["HEADERS", "Column", "TensorTreeModel", "TreeRole"]

@@ -42,15 +42,19 @@ class TensorFilterProxy(QSortFilterProxyModel):
         self._pattern = ""
         self._matches: set[int] | None = None
         self._group_hits: dict[int, bool] = {}
+        self._tree: TensorTreeModel | None = None
 
     def tree(self) -> TensorTreeModel:
-        return self.sourceModel()
+        if self._tree is None:
+            raise LookupError("no tree model set yet")
+        return self._tree
 
-    def setSourceModel(self, model: TensorTreeModel) -> None:
+    def setSourceModel(self, model: TensorTreeModel) -> None:  # type: ignore[override]  # filters tree models only
         previous = self.sourceModel()
         if previous is not None:
             previous.modelAboutToBeReset.disconnect(self._forget_group_hits)
         super().setSourceModel(model)
+        self._tree = model
         model.modelAboutToBeReset.connect(self._forget_group_hits)
 
     def _forget_group_hits(self) -> None:

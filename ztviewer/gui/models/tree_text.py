@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
-from ztviewer.session.digest_states import DigestStates, PRIORITY
+from ztviewer.session.digest_states import PRIORITY, DigestStates
 from ztviewer.session.formatting import exact_bytes, hex_offset, human_bytes, natural_key, shape_text
 from ztviewer.session.tree_nodes import TensorGroup
 from ztviewer.session.zt_v2_facts import file_kind_text, shared_note, tensor_shared_note
@@ -60,7 +60,7 @@ def sort_key(tensor: Tensor, column: Column, digests: DigestStates) -> Any:
     return PRIORITY[digests.of_tensor(tensor)]
 
 
-def cell(model: "TensorTreeModel", index, column: Column, role: int) -> Any:
+def cell(model: TensorTreeModel, index, column: Column, role: int) -> Any:
     if role == R.TextAlignmentRole:
         return _RIGHT if column in (Column.STORED, Column.OFFSET) else None
     item = model.item(index)
@@ -88,7 +88,7 @@ def cell(model: "TensorTreeModel", index, column: Column, role: int) -> Any:
     return _component_cell(item, column, role)
 
 
-def _digest_state(model: "TensorTreeModel", index, item) -> DigestState:
+def _digest_state(model: TensorTreeModel, index, item) -> DigestState:
     if isinstance(item, Component):
         return model.digest_state(model.tensor_of(index), item)
     if isinstance(item, Tensor):
@@ -110,7 +110,7 @@ def _digest_color(state: DigestState):
     return None
 
 
-def _digest_tooltip(model: "TensorTreeModel", item, state: DigestState) -> str:
+def _digest_tooltip(model: TensorTreeModel, item, state: DigestState) -> str:
     if isinstance(item, Component):
         tip = DIGEST_TIP[state]
         if item.digest and item.extra and item.extra.get("digest_over") == "decoded":   # zTensor v2
@@ -132,7 +132,7 @@ def _byte_range(item) -> tuple[int, int] | None:
     return None
 
 
-def _file_cell(model: "TensorTreeModel", tf: TensorFile, column: Column, role: int) -> Any:
+def _file_cell(model: TensorTreeModel, tf: TensorFile, column: Column, role: int) -> Any:
     if role in (R.DisplayRole, TreeRole.SORT):
         n = len(tf.tensors)
         return {Column.NAME: file_title(tf), Column.SHAPE: f"{n:,} tensor{'s' if n != 1 else ''}",
@@ -146,7 +146,7 @@ def _file_cell(model: "TensorTreeModel", tf: TensorFile, column: Column, role: i
     return None
 
 
-def _group_cell(model: "TensorTreeModel", group: TensorGroup, column: Column, role: int) -> Any:
+def _group_cell(model: TensorTreeModel, group: TensorGroup, column: Column, role: int) -> Any:
     if column == Column.STORED and role in (R.DisplayRole, TreeRole.SORT, R.ToolTipRole):
         if group.stored_nbytes is None:
             group.stored_nbytes = sum(model.tensors[p].stored_nbytes for p in group.members)
@@ -154,7 +154,8 @@ def _group_cell(model: "TensorTreeModel", group: TensorGroup, column: Column, ro
                 R.ToolTipRole: exact_bytes(group.stored_nbytes)}[role]
     if role in (R.DisplayRole, TreeRole.SORT):
         n = len(group.members)
-        return {Column.NAME: group.label or "(empty)", Column.SHAPE: f"{n:,} tensor{'s' if n != 1 else ''}"}.get(column, "")
+        texts = {Column.NAME: group.label or "(empty)", Column.SHAPE: f"{n:,} tensor{'s' if n != 1 else ''}"}
+        return texts.get(column, "")
     if role == R.ToolTipRole and column == Column.NAME:
         return group.prefix
     if role == R.DecorationRole and column == Column.NAME:
@@ -162,7 +163,7 @@ def _group_cell(model: "TensorTreeModel", group: TensorGroup, column: Column, ro
     return None
 
 
-def _tensor_cell(model: "TensorTreeModel", tensor: Tensor, column: Column, role: int) -> Any:
+def _tensor_cell(model: TensorTreeModel, tensor: Tensor, column: Column, role: int) -> Any:
     span = tensor.byte_span()
     if role == R.DisplayRole:
         name = tensor.name.rsplit(".", 1)[-1] if model.grouped else tensor.name

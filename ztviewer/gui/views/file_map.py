@@ -174,7 +174,8 @@ class FileMap(QWidget):
             return
         offset, length = self._window
         left, right = self.x_of(offset), self.x_of(min(self._size(), offset + length))
-        painter.fillRect(QRectF(left, bar.bottom() + 2, max(2.0, right - left), 3), palette.color(QPalette.ColorRole.Mid))
+        painter.fillRect(QRectF(left, bar.bottom() + 2, max(2.0, right - left), 3),
+                         palette.color(QPalette.ColorRole.Mid))
 
     def _paint_selection(self, painter: QPainter, bar: QRectF, palette: QPalette) -> None:
         if self._selection is None:

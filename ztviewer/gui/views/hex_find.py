@@ -24,7 +24,6 @@ from ztviewer.session.find_bytes import (
     find_wrapping,
     pattern_bytes,
 )
-from ztviewer.workers.job_slot import JobSlot
 
 from .hex_view import HexView
 

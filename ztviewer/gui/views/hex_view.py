@@ -8,8 +8,18 @@ wheel and keys still move row by row.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import (QColor, QFontDatabase, QFontMetricsF, QKeyEvent, QMouseEvent, QPainter, QPalette,
-                           QPaintEvent, QResizeEvent, QWheelEvent)
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QFontMetricsF,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
 from ztviewer.codec.source import Source
@@ -236,8 +246,8 @@ class HexView(QAbstractScrollArea):
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key, ctrl = event.key(), bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
         page = self.visible_rows() * ROW_BYTES
-        moves = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_Up: -ROW_BYTES, Qt.Key.Key_Down: ROW_BYTES,
-                 Qt.Key.Key_PageUp: -page, Qt.Key.Key_PageDown: page}
+        moves: dict[int, int] = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_Up: -ROW_BYTES,
+                                 Qt.Key.Key_Down: ROW_BYTES, Qt.Key.Key_PageUp: -page, Qt.Key.Key_PageDown: page}
         if key in moves:
             self.set_cursor(self._cursor + moves[key])
         elif key == Qt.Key.Key_Home:

@@ -52,7 +52,7 @@ class ProblemsPanel(QWidget):
             for signal in (self._model.modelReset, self._model.rowsInserted, self._model.rowsRemoved):
                 signal.disconnect(self._update_summary)
         self._model = model
-        self.proxy.setSourceModel(model)
+        self.proxy.setSourceModel(model)  # type: ignore[arg-type]  # None clears the source model
         self._size_columns()
         if model is not None:
             for signal in (model.modelReset, model.rowsInserted, model.rowsRemoved):
@@ -70,7 +70,7 @@ class ProblemsPanel(QWidget):
             if column < header.count():
                 extra = icon + 8 if column == ProblemColumn.SEVERITY else 8
                 self.table.setColumnWidth(column, max(header.sectionSizeHint(column), chars * char + extra))
-        if ProblemColumn.MESSAGE < header.count():
+        if header.count() > ProblemColumn.MESSAGE:
             header.setSectionResizeMode(ProblemColumn.MESSAGE, QHeaderView.ResizeMode.Stretch)
 
     def model(self) -> ProblemsModel | None:

@@ -52,7 +52,7 @@ class PropertiesPanel(QTreeWidget):
         items = [self.topLevelItem(i) for i in range(self.topLevelItemCount())]
         item = None
         for key in path:
-            item = next((i for i in items if i.text(0) == key), None)
+            item = next((i for i in items if i is not None and i.text(0) == key), None)
             if item is None:
                 return None
             items = [item.child(i) for i in range(item.childCount())]

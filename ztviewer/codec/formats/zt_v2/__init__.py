@@ -12,18 +12,13 @@ Public API (all Qt-free):
 """
 from __future__ import annotations
 
-from ... import registry
+from ...format_handler import FormatHandler
 from . import rules
 from .container import MAGIC
 from .content import content_digest, object_content_digest
 from .deep import deep_checks
-from .generations import (
-    Generation,
-    find_generations,
-    open_generation,
-    read_generation_at,
-)
-from .reader import FORMAT, read
+from .generations import Generation, find_generations
+from .reader import FORMAT, open_generation, read, read_generation_at
 
 
 def sniff(head: bytes, size: int) -> bool:
@@ -35,9 +30,9 @@ def sniff_tail(tail: bytes, size: int) -> bool:
     return tail[-8:] == MAGIC
 
 
-HANDLER = registry.register(registry.FormatHandler(
+HANDLER = FormatHandler(
     name=FORMAT, description="zTensor v2 (ztensor 2.x)", extensions=(".zt",), sniff=sniff, read=read,
-    sniff_tail=sniff_tail))
+    sniff_tail=sniff_tail)
 
 __all__ = [
     "FORMAT",

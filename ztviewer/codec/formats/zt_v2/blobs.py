@@ -12,8 +12,9 @@ from collections.abc import Iterable
 from itertools import repeat
 from operator import le, mod
 
+import ztviewer.codec.formats.zt_v2.rules as rules
+
 from ...model import Tensor, error, plain_spans
-from . import rules
 from .container import ALIGNMENT, FOOTER_SIZE
 from .schema import ShardEntry
 

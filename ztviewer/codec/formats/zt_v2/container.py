@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import xxhash
 
+import ztviewer.codec.formats.zt_v2.rules as rules
+
 from ...errors import (
     HeaderError,
     HeaderTooLarge,
@@ -19,7 +21,6 @@ from ...errors import (
     UnsupportedFormat,
 )
 from ...source import Source
-from . import rules
 
 MAGIC = b"\x89ZT2\r\n\x1a\n"
 FOOTER_SIZE = 40

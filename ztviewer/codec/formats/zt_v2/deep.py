@@ -8,10 +8,11 @@ from collections.abc import Callable
 import numpy as np
 import xxhash
 
+import ztviewer.codec.formats.zt_v2.rules as rules
+
 from ...errors import Cancelled
 from ...model import Problem, TensorFile, error, warning
 from ...source import Source
-from . import rules
 from .container import MAGIC
 
 CHUNK = 8 << 20

@@ -144,46 +144,6 @@ def _describe(source: Source, footer: Footer) -> tuple[Generation, list[int]]:
     return generation, [footer.manifest_offset] + [offset for offset, _ in blobs]
 
 
-def read_generation_at(tf: TensorFile, generation: Generation) -> TensorFile:
-    """The file as it was in an earlier generation, read through a view that ends at that generation's
-    footer. The returned file shares ``tf``'s open file; closing it leaves ``tf`` open."""
-    from .container import parse_footer
-    from .reader import read_generation
-
-    if tf.source is None:
-        raise ValueError(f"{tf.path} has no open source")
-    view = PrefixSource(tf.source, generation.end)
-    footer = parse_footer(view.read(generation.footer_offset, FOOTER_SIZE, "footer"), generation.end)
-    old = read_generation(view, footer)
-    old.extra["generation_of"] = tf.path
-    return old
-
-
-def open_generation(path: str, end: int) -> TensorFile:
-    """Open ``path`` as it was in the generation whose footer ends at byte ``end`` (an ``end`` listed by
-    :func:`find_generations`, or the file's size for the current one), with the generations before it
-    listed. The returned file owns its own open file: closing it closes that."""
-    from ...errors import HeaderError
-    from .container import read_footer
-    from .reader import attach_generations, read_generation
-
-    source = Source(path)
-    try:
-        footer = read_footer(source) if end == source.size else footer_ending_at(source, end)
-        if footer is None:
-            raise HeaderError(f"no sound footer of an earlier generation ends at byte {end:,} of {path}", offset=end,
-                              rule="append generations (v2 §2.5)")
-        old = read_generation(PrefixSource(source, end, owns_parent=True), footer)
-        attach_generations(old)
-    except BaseException:
-        source.close()
-        raise
-    if end != source.size:
-        old.variant = "v2 earlier generation"
-        old.extra["generation_of"] = path
-    return old
-
-
 class PrefixSource(Source):
     """The first ``size`` bytes of an open source, sharing its file and map. Closing it closes the parent only
     when it ``owns_parent``."""

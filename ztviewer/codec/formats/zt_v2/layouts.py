@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ztviewer.codec.formats.zt_v2.rules as rules
+
 from ...model import Component, Tensor, error
-from . import rules
 from .vocab import ENCODINGS, LOGICAL, STORAGE, element_size
 
 _INTEGER_WORDS = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}

@@ -4,8 +4,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ztviewer.codec.formats.zt_v2.rules as rules
+
 from ...model import Component, Tensor
-from . import rules
 from .vocab import STORAGE
 
 _LAYOUT = "zt.quant_group/1"

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import CodecError
+import ztviewer.codec.formats.zt_v2.rules as rules
+
+from ...errors import CodecError, HeaderError
 from ...model import Region, TensorFile, building_many
 from ...source import Source
-from . import rules
 from .blobs import check_blobs
 from .cbor_check import decode_strict, loads_fast
-from .container import FOOTER_SIZE, MAGIC, Footer, read_footer, read_manifest_bytes
+from .container import FOOTER_SIZE, MAGIC, Footer, footer_ending_at, parse_footer, read_footer, read_manifest_bytes
+from .generations import Generation, PrefixSource, find_generations
 from .schema import Manifest, read_objects, read_root
 
 FORMAT = "zt-v2"
@@ -28,8 +30,6 @@ def read(source: Source) -> TensorFile:
 def attach_generations(tf: TensorFile) -> None:
     """List the file's earlier generations in ``tf.extra`` and add their manifests, footers and the blobs only
     they reference as regions (numbered from 1, the oldest; the file itself is the last)."""
-    from .generations import find_generations
-
     generations = find_generations(tf)
     tf.extra["_generations"] = generations
     if not generations:
@@ -42,7 +42,8 @@ def attach_generations(tf: TensorFile) -> None:
     for number, g in zip(range(len(generations), 0, -1), generations):
         tf.regions.append(Region("old-manifest", g.manifest_offset, g.manifest_length,
                                  f"superseded manifest of generation {number}"))
-        tf.regions.append(Region("old-footer", g.footer_offset, FOOTER_SIZE, f"superseded footer of generation {number}"))
+        tf.regions.append(Region("old-footer", g.footer_offset, FOOTER_SIZE,
+                                 f"superseded footer of generation {number}"))
         for span in g.blobs:
             if span not in shown and _apart(span, current):
                 shown.add(span)
@@ -115,3 +116,38 @@ def _schema(root: Any, offset: int) -> Manifest:
 
 
 __all__ = ["FORMAT", "attach_generations", "parse_manifest", "read", "read_generation", "rules"]
+
+
+def read_generation_at(tf: TensorFile, generation: Generation) -> TensorFile:
+    """The file as it was in an earlier generation, read through a view that ends at that generation's
+    footer. The returned file shares ``tf``'s open file; closing it leaves ``tf`` open."""
+
+    if tf.source is None:
+        raise ValueError(f"{tf.path} has no open source")
+    view = PrefixSource(tf.source, generation.end)
+    footer = parse_footer(view.read(generation.footer_offset, FOOTER_SIZE, "footer"), generation.end)
+    old = read_generation(view, footer)
+    old.extra["generation_of"] = tf.path
+    return old
+
+
+def open_generation(path: str, end: int) -> TensorFile:
+    """Open ``path`` as it was in the generation whose footer ends at byte ``end`` (an ``end`` listed by
+    :func:`find_generations`, or the file's size for the current one), with the generations before it
+    listed. The returned file owns its own open file: closing it closes that."""
+
+    source = Source(path)
+    try:
+        footer = read_footer(source) if end == source.size else footer_ending_at(source, end)
+        if footer is None:
+            raise HeaderError(f"no sound footer of an earlier generation ends at byte {end:,} of {path}", offset=end,
+                              rule="append generations (v2 §2.5)")
+        old = read_generation(PrefixSource(source, end, owns_parent=True), footer)
+        attach_generations(old)
+    except BaseException:
+        source.close()
+        raise
+    if end != source.size:
+        old.variant = "v2 earlier generation"
+        old.extra["generation_of"] = path
+    return old

@@ -14,9 +14,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import ztviewer.codec.formats.zt_v2.rules as rules
+
 from ...errors import SchemaError
 from ...model import Component, Problem, Tensor, error
-from . import rules
 from .cbor_check import key_order_ok, plain_value_issue
 from .vocab import LOGICAL, STORAGE, digest_problem
 

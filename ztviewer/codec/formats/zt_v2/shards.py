@@ -11,10 +11,11 @@ import os
 import stat
 from typing import Any
 
+import ztviewer.codec.formats.zt_v2.rules as rules
+
 from ...errors import CodecError
 from ...model import Problem, TensorFile, error
 from ...source import Source
-from . import rules
 from .container import read_footer
 from .schema import ShardEntry
 

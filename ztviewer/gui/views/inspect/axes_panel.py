@@ -124,7 +124,8 @@ class AxisSelector(QWidget):
 
     def _rebuild(self) -> None:
         while self._grid.count():
-            widget = self._grid.takeAt(0).widget()
+            item = self._grid.takeAt(0)
+            widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
         self.sliders.clear()

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QDoubleValidator
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit, QSizePolicy,
-                               QToolButton, QWidget)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLabel, QLineEdit, QSizePolicy, QToolButton, QWidget
 
 from ztviewer.analysis.plane_jobs import METHOD_HELP, METHODS
 from ztviewer.analysis.slicing import COMPLEX_MODES
 
-from . import levels as lv
 from .flow_layout import FlowLayout, group
+from .levels import COLORMAPS, DEFAULT_PERCENT, LEVEL_MODES
 
 
 def combo(items, tooltip: str, name: str) -> QComboBox:
@@ -43,15 +42,15 @@ class DisplayControls(QWidget):
 
     def __init__(self, parent: QWidget | None = None, reductions: bool = True) -> None:
         super().__init__(parent)
-        self.colormap = combo(lv.COLORMAPS, "Colour map (diverging maps are centred on zero)", "colormap")
-        self.level_mode = combo(lv.LEVEL_MODES, "Colour levels: full range, clip a percentile at each end, or "
+        self.colormap = combo(COLORMAPS, "Colour map (diverging maps are centred on zero)", "colormap")
+        self.level_mode = combo(LEVEL_MODES, "Colour levels: full range, clip a percentile at each end, or "
                                 "typed / dragged on the colour bar", "levelMode")
         self.percent = QDoubleSpinBox()
         self.percent.setObjectName("levelPercent")
         self.percent.setRange(0.0, 25.0)
         self.percent.setDecimals(2)
         self.percent.setSingleStep(0.1)
-        self.percent.setValue(lv.DEFAULT_PERCENT)
+        self.percent.setValue(DEFAULT_PERCENT)
         self.percent.setSuffix(" %")
         self.percent.setToolTip("Percent of the pixels left out at each end")
         self.low = float_edit("Lowest colour level", "levelLow")
@@ -112,7 +111,9 @@ class DisplayControls(QWidget):
 
     def add_button(self, widget: QWidget) -> None:
         """Append a view's own button (export, view as sparse) to the last group."""
-        self.buttons.layout().addWidget(widget)
+        layout = self.buttons.layout()   # group() gives every group its row layout
+        if layout is not None:
+            layout.addWidget(widget)
 
     # -- state ---------------------------------------------------------------------------------------------
     @property

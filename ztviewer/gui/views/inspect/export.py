@@ -9,6 +9,7 @@ import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import QPoint, QRectF, QSize, Signal
@@ -42,16 +43,26 @@ def save_svg(widget: QWidget, path: str, title: str = "ztviewer view") -> None:
         painter.end()
 
 
+class Plane(Protocol):
+    """A 2-D array, or anything else with a ``shape`` and 2-D slicing (a tensor train's :class:`TTPlane`)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    def __getitem__(self, key: tuple[slice, slice], /) -> Any: ...
+
+
 @dataclass(frozen=True, slots=True)
 class SliceSource:
-    """A 2-D plane (array view, or anything with ``shape`` and 2-D slicing) and how to read its bits."""
+    """A 2-D plane and how to read its bits."""
 
-    plane: object
+    plane: Plane
     dtype_name: str
 
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(self.plane.shape)  # type: ignore[return-value]
+        rows, cols = self.plane.shape
+        return rows, cols
 
 
 def natural(values: np.ndarray, dtype_name: str) -> np.ndarray:
@@ -104,7 +115,7 @@ def write_csv(source: SliceSource, path: str, cancelled=None, progress=None) -> 
 def _fmt(dtype: np.dtype) -> str:
     if dtype.kind in "iub":
         return "%d"
-    digits = 17 if dtype.itemsize >= 8 and dtype.kind == "f" or dtype.itemsize >= 16 else 9
+    digits = 17 if (dtype.itemsize >= 8 and dtype.kind == "f") or dtype.itemsize >= 16 else 9
     return f"%.{digits}g"
 
 
@@ -112,7 +123,8 @@ def write_tensor_npy(chunks: Iterator[np.ndarray], shape: tuple[int, ...], path:
                      progress=None) -> str:
     """Stream flat C-order chunks of a tensor into an ``.npy`` file of ``shape`` (filled through a map)."""
     total = math.prod(shape)
-    out = flat = None
+    out: np.memmap | None = None
+    flat = np.empty(0)
     pos = 0
     for chunk in chunks:
         if cancelled is not None and cancelled():
@@ -141,6 +153,7 @@ def tensor_export_job(data, path: str):
     from ztviewer.analysis.stats import array_chunks
     from ztviewer.analysis.tt_view import tt_chunks
 
+    chunks: Callable[[], Iterator[np.ndarray]]
     if hasattr(data, "array"):
         chunks = lambda: (natural(c, data.dtype_name) for c in array_chunks(data.array))  # noqa: E731
     elif hasattr(data, "cores"):
@@ -159,7 +172,7 @@ class ExportButton(QToolButton):
 
     message = Signal(str)
 
-    def __init__(self, widget: Callable[[], QWidget], slice_source: Callable[[], SliceSource | None],
+    def __init__(self, widget: Callable[[], QWidget | None], slice_source: Callable[[], SliceSource | None],
                  tensor_job: Callable[[str], Callable | None] | None = None, name: str = "view",
                  pool=None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -187,12 +200,16 @@ class ExportButton(QToolButton):
         dialog.open()
 
     def export_png(self, path: str) -> None:
-        save_png(self._widget(), path)
-        self.message.emit(f"Saved {os.path.basename(path)}")
+        widget = self._widget()
+        if widget is not None:
+            save_png(widget, path)
+            self.message.emit(f"Saved {os.path.basename(path)}")
 
     def export_svg(self, path: str) -> None:
-        save_svg(self._widget(), path, self.name)
-        self.message.emit(f"Saved {os.path.basename(path)}")
+        widget = self._widget()
+        if widget is not None:
+            save_svg(widget, path, self.name)
+            self.message.emit(f"Saved {os.path.basename(path)}")
 
     def _run(self, job, path: str) -> None:
         self.message.emit(f"Writing {os.path.basename(path)}…")

@@ -5,10 +5,20 @@ from __future__ import annotations
 import math
 import time
 from enum import IntEnum
+from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar,
-                               QTableView, QVBoxLayout, QWidget)
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ztviewer.analysis.stats import TensorStats
 from ztviewer.analysis.tensor_stats import file_statistics
@@ -92,10 +102,10 @@ class FileStatsModel(QAbstractTableModel):
         self.results[row] = result
         self.dataChanged.emit(self.index(row, 0), self.index(row, len(HEADERS) - 1))
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.tensors)
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(HEADERS)
 
     def headerData(self, section: int, orientation, role: int = Qt.ItemDataRole.DisplayRole):
@@ -123,7 +133,7 @@ class FileStatsModel(QAbstractTableModel):
             return _VALUES[Col(column)](result)
         return None
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
         row, column = index.row(), index.column()
@@ -158,7 +168,7 @@ class FileStatsProxy(QSortFilterProxyModel):
         self.setFilterKeyColumn(Col.NAME)
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
 
-    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:
+    def lessThan(self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex) -> bool:
         a, b = _known(left.data(SORT_ROLE)), _known(right.data(SORT_ROLE))
         if a is None or b is None:  # unknown values go last in either order
             ascending = self.sortOrder() == Qt.SortOrder.AscendingOrder

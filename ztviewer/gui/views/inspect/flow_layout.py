@@ -13,42 +13,42 @@ class FlowLayout(QLayout):
         self._spacing = spacing
         self.setContentsMargins(0, 0, 0, 0)
 
-    def addItem(self, item) -> None:  # noqa: N802 - Qt override
+    def addItem(self, item) -> None:
         self._items.append(item)
 
-    def addWidget(self, widget: QWidget) -> None:  # noqa: N802
+    def addWidget(self, widget: QWidget) -> None:
         self.addChildWidget(widget)
         self.addItem(QWidgetItem(widget))
 
-    def addStretch(self, stretch: int = 0) -> None:  # noqa: N802 - a flow has no stretch; kept for symmetry
+    def addStretch(self, stretch: int = 0) -> None:
         pass
 
     def count(self) -> int:
         return len(self._items)
 
-    def itemAt(self, index: int):  # noqa: N802
+    def itemAt(self, index: int):
         return self._items[index] if 0 <= index < len(self._items) else None
 
-    def takeAt(self, index: int):  # noqa: N802
+    def takeAt(self, index: int):
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
-    def expandingDirections(self):  # noqa: N802
+    def expandingDirections(self):
         return Qt.Orientation(0)
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802
+    def hasHeightForWidth(self) -> bool:
         return True
 
-    def heightForWidth(self, width: int) -> int:  # noqa: N802
+    def heightForWidth(self, width: int) -> int:
         return self._do_layout(QRect(0, 0, width, 0), test=True)
 
-    def setGeometry(self, rect: QRect) -> None:  # noqa: N802
+    def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
         self._do_layout(rect, test=False)
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return self.minimumSize()
 
-    def minimumSize(self) -> QSize:  # noqa: N802
+    def minimumSize(self) -> QSize:
         size = QSize()
         for item in self._items:
             size = size.expandedTo(item.minimumSize())

@@ -25,11 +25,11 @@ from ztviewer.session.formatting import ordinal
 from ztviewer.session.inspect_data import DenseData, TTData, format_value
 from ztviewer.session.value_grid import PlaneCells
 
-from . import levels as lv
 from .axes_panel import AxisSelector
 from .controls import DisplayControls
 from .export import ExportButton, SliceSource, tensor_export_job
 from .image_plot import ImagePlot
+from .levels import CYCLIC, compute_levels, default_colormap, is_diverging, is_signed, log_magnitude
 from .line_control import LineController
 from .line_view import LinePlot
 from .progress import DelayedProgress
@@ -317,7 +317,7 @@ class HeatmapView(QWidget):
             QTimer.singleShot(0, self._preview_shown.set)  # once this paint is done, let the reduction run
 
     def _shown(self, data: np.ndarray) -> np.ndarray:
-        return lv.log_magnitude(data) if self.controls.log.isChecked() else data
+        return log_magnitude(data) if self.controls.log.isChecked() else data
 
     def _describe(self, rendered: Rendered) -> str:
         image = rendered.image
@@ -345,8 +345,8 @@ class HeatmapView(QWidget):
             and not self.controls.log.isChecked()
 
     def _choose_colormap(self, data: np.ndarray) -> None:
-        signed = lv.is_signed(data) and not self.controls.log.isChecked()
-        name = lv.default_colormap(signed, self._phase())
+        signed = is_signed(data) and not self.controls.log.isChecked()
+        name = default_colormap(signed, self._phase())
         self.controls.set_colormap_quietly(name)
         self.image.set_colormap(name)
         self.image.set_bar_label(self._bar_label())
@@ -361,11 +361,11 @@ class HeatmapView(QWidget):
             levels = self.controls.manual_levels() or self.image.levels()
         elif self.base is None:
             return
-        elif self._phase() and self.image.colormap_name in lv.CYCLIC:
+        elif self._phase() and self.image.colormap_name in CYCLIC:
             levels = (-np.pi, np.pi)
         else:
-            centred = lv.is_diverging(self.image.colormap_name) and not self.controls.log.isChecked()
-            levels = lv.compute_levels(self._shown(self._level_source()), mode, self.controls.percent.value(),
+            centred = is_diverging(self.image.colormap_name) and not self.controls.log.isChecked()
+            levels = compute_levels(self._shown(self._level_source()), mode, self.controls.percent.value(),
                                        centred)
         self.image.set_levels(*levels)
         self.controls.show_levels(*self.image.levels())

@@ -119,11 +119,11 @@ class ImagePlot(pg.GraphicsLayoutWidget):
         self.plot.addItem(self.detail)
         self.shape = (0, 0)
         self._levels = (0.0, 1.0)
-        self.colormap_name = lv.DEFAULT_SEQUENTIAL
+        self.colormap_name = DEFAULT_SEQUENTIAL
         self._colormap_applied = False
         self.bar: pg.ColorBarItem | None = None
         if colour_bar:
-            self.bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=lv.colormap(self.colormap_name), width=14,
+            self.bar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=colormap(self.colormap_name), width=14,
                                        interactive=True, colorMapMenu=False, rounding=1e-12,
                                        pen=pg.mkPen(palette_colors()[1]))
             self.bar.setImageItem([self.base, self.detail], insert_in=self.plot)
@@ -134,7 +134,7 @@ class ImagePlot(pg.GraphicsLayoutWidget):
             self.bar.sigLevelsChangeFinished.connect(self._bar_dragged)
         else:
             for item in (self.base, self.detail):
-                item.setColorMap(lv.colormap(self.colormap_name))
+                item.setColorMap(colormap(self.colormap_name))
         self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._settle.timeout.connect(self.range_settled)
         self.view.sigRangeChanged.connect(lambda *_: self._settle.start())
@@ -178,7 +178,7 @@ class ImagePlot(pg.GraphicsLayoutWidget):
             return
         self._colormap_applied = True
         self.colormap_name = name
-        cmap = lv.colormap(name)
+        cmap = colormap(name)
         if self.bar is not None:
             self.bar.setColorMap(cmap)
         else:

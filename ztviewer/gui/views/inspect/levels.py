@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-
 SEQUENTIAL = ("viridis", "magma", "inferno", "plasma", "cividis", "turbo", "grey")
 DIVERGING = ("blue–white–red", "blue–grey–red", "cool–warm")
 CYCLIC = ("phase wheel",)

@@ -62,8 +62,10 @@ class LineController:
             return data
         from .levels import log_magnitude
 
-        if data.exact:
+        if data.values is not None:
             return LineData(data.x, log_magnitude(data.values), None, None, data.span, data.request)
+        if data.low is None or data.high is None:
+            return data
         a, b = np.abs(data.low), np.abs(data.high)
         straddles = (data.low < 0) & (data.high > 0)
         low = log_magnitude(np.where(straddles, 0.0, np.minimum(a, b)))

@@ -60,8 +60,8 @@ class LinePlot(pg.GraphicsLayoutWidget):
 
     def show_line(self, data: LineData, autorange_y: bool = True) -> None:
         self.data = data
-        if data.exact:
-            values = data.values
+        values = data.values
+        if values is not None:   # exact values, not envelopes
             symbols = len(values) <= SYMBOLS_BELOW
             self.curve.setData(data.x, values, symbol="o" if symbols else None, symbolSize=5,
                                symbolBrush=pg.mkBrush(LINE_COLOR), symbolPen=None, connect="finite")

@@ -2,8 +2,8 @@
 
 The view is the best fit in :attr:`InspectPanel.views` (a :class:`~ztviewer.session.view_registry.ViewRegistry`):
 dense → heatmap (or line plot), sparse_csr / sparse_coo → spy plot, tensor_train → TT browser, layouts ztviewer
-shows structurally only → a message saying so; more views register there with their own priorities. zstd data is decoded on a worker (with progress) into the
-shared, byte-bounded cache before it is shown.
+shows structurally only → a message saying so; more views register there with their own priorities. zstd data is
+decoded on a worker (with progress) into the shared, byte-bounded cache before it is shown.
 """
 from __future__ import annotations
 
@@ -19,8 +19,14 @@ from ztviewer.codec.model import Component, Problem, Tensor, TensorFile
 from ztviewer.session.decode_cache import DecodedCache, shared_cache
 from ztviewer.session.file_session import FileSession
 from ztviewer.session.formatting import human_bytes, shape_text
-from ztviewer.session.inspect_data import (describe_error, expected_nbytes, load_dense, load_sparse, load_tt,
-                                           presentations)
+from ztviewer.session.inspect_data import (
+    describe_error,
+    expected_nbytes,
+    load_dense,
+    load_sparse,
+    load_tt,
+    presentations,
+)
 from ztviewer.session.structural import structural_note
 from ztviewer.session.view_registry import BUILTIN_PRIORITIES, DENSE, SPARSE, STRUCTURAL, TT, ViewRegistry, view_kind
 
@@ -229,7 +235,7 @@ class InspectPanel(QWidget):
             self.file_stats.start()
         if current is self.stats:
             key = (id(self.tensor), self.dtype_name)
-            if self.tensor is None:
+            if self.tensor is None or self.tensor_file is None:
                 self.stats.clear("Select a tensor to see its statistics.")
             elif key != self._stats_for:
                 self._stats_for = key

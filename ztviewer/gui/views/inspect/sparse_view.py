@@ -29,10 +29,10 @@ from ztviewer.analysis.spy_sources import (
 )
 from ztviewer.session.formatting import si_count
 
-from . import levels as lv
 from .axes_panel import AxisSelector
 from .export import ExportButton, SliceSource
 from .image_plot import ImagePlot, IndexAxis, palette_colors, style_plot
+from .levels import colormap, compute_levels, default_colormap
 from .progress import DelayedProgress
 from .runner import JobSlot
 
@@ -162,9 +162,10 @@ class SparseView(QWidget):
         ``coo_shape`` (a COO tensor of rank > 2) turns the axis selector on."""
         self.title.setText(title)
         self._loader = loader
-        self._coo = coo_shape is not None and len(coo_shape) > 2
+        shown = coo_shape if coo_shape is not None and len(coo_shape) > 2 else None   # axes to choose from
+        self._coo = shown is not None
         self.back_button.hide()
-        self.axes.set_shape(coo_shape if self._coo else ())
+        self.axes.set_shape(shown if shown is not None else ())
         self.axes.setVisible(self._coo)
         self.project.setVisible(self._coo)
         self._start()
@@ -188,6 +189,8 @@ class SparseView(QWidget):
 
     def _make_source(self):
         loader, coo = self._loader, self._coo
+        if loader is None:
+            raise LookupError("no sparse tensor to show")
         axes, fixed, project = self.axes.axes(), self.axes.fixed(), self.project.isChecked()
 
         def make(ctx):
@@ -244,16 +247,18 @@ class SparseView(QWidget):
         self.rendered.emit()
 
     def _show_markers(self, result: SpyResult) -> None:
+        if result.markers is None:
+            return
         rows, cols, values = result.markers
         self.plot.base.setVisible(False)
         self.plot.clear_detail()
         signed = values is not None and values.size and np.nanmin(values) < 0
-        name = lv.default_colormap(bool(signed))
-        cmap = lv.colormap(name)
+        name = default_colormap(bool(signed))
+        cmap = colormap(name)
         self.plot.set_colormap(name)
         self.plot.set_bar_label("value")
         if values is not None and values.size:
-            low, high = lv.compute_levels(values, "auto", 0.0, bool(signed))
+            low, high = compute_levels(values, "auto", 0.0, bool(signed))
             self.plot.set_levels(low, high)
             scaled = np.clip((np.nan_to_num(values) - low) / (high - low), 0.0, 1.0)
             brushes = [pg.mkBrush(c) for c in cmap.mapToQColor(scaled)]

@@ -8,14 +8,14 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from ztviewer.analysis.mapped import release
 from ztviewer.analysis.stats import TensorStats, array_chunks, compute_stats
 from ztviewer.analysis.tensor_stats import tensor_stats
 from ztviewer.codec.model import Tensor, TensorFile
-
 from ztviewer.session.decode_cache import DecodedCache
 from ztviewer.session.inspect_data import load_dense, presented_as
 from ztviewer.session.view_registry import view_kind
-from ztviewer.analysis.mapped import release
+
 from .image_plot import palette_colors, style_plot
 from .progress import DelayedProgress
 from .runner import JobSlot

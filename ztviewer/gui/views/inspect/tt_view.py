@@ -8,20 +8,35 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QSpinBox, QSplitter, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QSpinBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ztviewer.analysis.reduce import Image, block_reduce
-from ztviewer.analysis.tt_view import (TTSummary, core_slice, left_unfolding, right_unfolding, singular_values,
-                                       tt_summary)
-
+from ztviewer.analysis.tt_view import (
+    TTSummary,
+    core_slice,
+    left_unfolding,
+    right_unfolding,
+    singular_values,
+    tt_summary,
+)
 from ztviewer.session.formatting import human_bytes, shape_text
 from ztviewer.session.inspect_data import TTData
-from . import levels as lv
+
 from .chain_diagram import ChainDiagram
 from .export import ExportButton, SliceSource
 from .heatmap import HeatmapView
 from .image_plot import ImagePlot, IndexAxis, palette_colors, style_plot
+from .levels import compute_levels, default_colormap, is_signed
 from .runner import JobSlot
 
 CORE_VIEWS = ("slice at index", "left unfolding", "right unfolding")
@@ -223,10 +238,10 @@ class TTView(QWidget):
         rows, cols = result.shape
         self.core_plot.set_shape(rows, cols, result.labels)
         data = result.image.data
-        signed = lv.is_signed(data)
-        name = lv.default_colormap(signed)
+        signed = is_signed(data)
+        name = default_colormap(signed)
         self.core_plot.set_colormap(name)
-        self.core_plot.set_levels(*lv.compute_levels(data, "auto", 0.0, signed))
+        self.core_plot.set_levels(*compute_levels(data, "auto", 0.0, signed))
         self.core_plot.set_image(self.core_plot.base, data, (0, rows, 0, cols))
         sv = result.singular
         self.sv_curve.setData(np.arange(1, len(sv) + 1, dtype=np.float64), np.maximum(sv, np.finfo(float).tiny))

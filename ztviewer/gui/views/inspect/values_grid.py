@@ -74,6 +74,8 @@ class ValuesModel(QAbstractTableModel):
         block = self._blocks.get(key)
         if block is None:
             source = self.source
+            if source is None:   # no plane: the model has no rows to ask for
+                return []
             r0, c0 = brow * BLOCK_ROWS, bcol * BLOCK_COLS
             block = source.texts(r0, min(source.rows, r0 + BLOCK_ROWS), c0, min(source.cols, c0 + BLOCK_COLS))
             self._blocks[key] = block
@@ -137,7 +139,8 @@ class ValuesView(QWidget):
             header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)   # uniform sections: no per-row measuring
             header.setHighlightSections(True)
         self.table.verticalHeader().setDefaultSectionSize(row_height)
-        self.table.horizontalHeader().setDefaultSectionSize(self.table.fontMetrics().horizontalAdvance("-0.0000000e+00") + 12)
+        widest = self.table.fontMetrics().horizontalAdvance("-0.0000000e+00")
+        self.table.horizontalHeader().setDefaultSectionSize(widest + 12)
         self.table.horizontalHeader().setDefaultAlignment(ALIGN_RIGHT)
         self.table.verticalHeader().setDefaultAlignment(ALIGN_RIGHT)
         self.caption = QLabel()
@@ -241,8 +244,8 @@ class ValuesView(QWidget):
     # -- copying ---------------------------------------------------------------------------------------------
     def selected_rect(self) -> tuple[int, int, int, int] | None:
         """(r0, r1, c0, c1) of the selection (contiguous), else the current cell."""
-        ranges = self.table.selectionModel().selection()
-        if len(ranges):
+        ranges = self.table.selectionModel().selection().toList()   # the selection as a list of ranges
+        if ranges:
             r = ranges[0]
             return r.top(), r.bottom() + 1, r.left(), r.right() + 1
         current = self.table.currentIndex()

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import DTYPES
-from ..errors import EditRefused
-from ..model import Component, Tensor, TensorFile
-from ..source import Source
+from .dtypes import DTYPES
+from .errors import EditRefused
+from .model import Component, Tensor, TensorFile
+from .source import Source
 
 
 @dataclass
@@ -41,7 +41,7 @@ class TensorTrainArray:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
-ArrayLike = np.ndarray | tuple | SparseArray | TensorTrainArray
+ArrayLike = np.ndarray | tuple[np.ndarray, str] | SparseArray | TensorTrainArray  # (bits, dtype) for bfloat16 …
 
 
 def canonical_dtype(array: np.ndarray) -> str:
@@ -112,9 +112,9 @@ def save_arrays(path: str | os.PathLike[str], arrays: Mapping[str, ArrayLike], t
                 tensor_attributes: Mapping[str, Mapping[str, Any]] | None = None,
                 compress: Any = None, digest: str | None = None, **kw: Any) -> Any:
     """Write ``arrays`` to ``path`` in format ``to`` (atomically); returns the :class:`SaveResult`."""
-    from ..convert import prepare
-    from ..save import save
-    from .document import EditableDocument
+    from .convert import prepare
+    from .save import save
+    from .writers.document import EditableDocument
 
     tf = tensor_file_from_arrays(arrays, attributes, tensor_attributes)
     doc = prepare(EditableDocument(tf, to), compress=compress, digest=digest)
