@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QGraphicsRectItem
 
 from ztviewer.session.formatting import si_count
 
-from . import levels as lv
+from .levels import 
 
 SETTLE_MS = 150
 
