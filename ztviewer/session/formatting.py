@@ -89,11 +89,8 @@ def si_count(value: float, step: float) -> str:
     """A tick label for an index or count: ``1.5M``, ``250k``, ``12``; as many decimals as ``step`` (the spacing
     between neighbouring labels) needs to tell them apart."""
     magnitude = abs(value)
-    for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if magnitude >= factor:
-            break
-    else:
-        factor, suffix = 1.0, ""
+    factor, suffix = next(((f, s) for f, s in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if magnitude >= f),
+                          (1.0, ""))
     decimals = 0
     while decimals < 3 and abs(round(step / factor, decimals) - step / factor) > 1e-9 * max(1.0, step / factor):
         decimals += 1

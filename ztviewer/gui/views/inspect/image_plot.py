@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QGraphicsRectItem
 
 from ztviewer.session.formatting import si_count
 
-from .levels import 
+from .levels import DEFAULT_SEQUENTIAL, colormap
 
 SETTLE_MS = 150
 

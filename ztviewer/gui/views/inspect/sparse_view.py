@@ -69,7 +69,8 @@ class ProfilePlot(pg.PlotWidget):
     def show_profile(self, counts: np.ndarray, edges: np.ndarray) -> None:
         self.curve.setData(edges.astype(np.float64) - 0.5, counts.astype(np.float64))
         widest = int(np.diff(edges).max()) if len(edges) > 1 else 1
-        self.setLabel("left", "entries" if widest <= 1 else f"entries per ≤{si_count(widest, 10 ** max(0, len(str(widest)) - 3))}")
+        per = si_count(widest, 10 ** max(0, len(str(widest)) - 3))
+        self.setLabel("left", "entries" if widest <= 1 else f"entries per ≤{per}")
 
 
 class SparseView(QWidget):
