@@ -22,6 +22,9 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 CONNECT_TIMEOUT_MS = 300
 WRITE_TIMEOUT_MS = 1000
+# Once connected, the running instance exists: it may be busy on its GUI thread (opening a large file, a loaded
+# machine) before it reads the request. Giving up early would open a second window *and* the file in the first.
+ACK_TIMEOUT_MS = 15_000
 
 
 def server_name(environ: Mapping[str, str] | None = None) -> str:
@@ -83,8 +86,10 @@ def forward_to_running_instance(paths: list[str], name: str | None = None) -> bo
     payload = json.dumps({"open": [os.path.abspath(p) for p in paths]}).encode() + b"\n"
     socket.write(QByteArray(payload))
     sent = socket.waitForBytesWritten(WRITE_TIMEOUT_MS)
-    socket.waitForReadyRead(WRITE_TIMEOUT_MS)  # the acknowledgement: the instance has the request
-    acknowledged = bytes(socket.readAll().data()) == b"ok\n"
+    reply = bytearray()
+    while sent and len(reply) < 3 and socket.waitForReadyRead(ACK_TIMEOUT_MS):  # the acknowledgement
+        reply += bytes(socket.readAll().data())
+    acknowledged = bytes(reply) == b"ok\n"
     socket.disconnectFromServer()
     return sent and acknowledged
 
