@@ -31,15 +31,20 @@ class IndexAxis(pg.AxisItem):
             return [(1.0, 0.0)]
         metrics = QFontMetricsF(self.style.get("tickFont") or self.font())
         largest = max(abs(minVal), abs(maxVal))
-        spacing = 1.0
-        for spacing in _nice_steps(span / max(1.0, size / metrics.height())):
+        levels = [(step, offset) for step, offset in super().tickSpacing(minVal, maxVal, size) if step >= 1]
+        natural = levels[0][0] if levels else 1.0
+        spacing = natural
+        for spacing in _nice_steps(natural):
             if self.orientation in ("left", "right"):
                 room = 2.5 * metrics.height()
             else:
                 room = metrics.horizontalAdvance(si_count(-largest, spacing)) + 2 * metrics.averageCharWidth()
             if span / spacing * room <= size:
                 break
-        return [(spacing, 0.0)]
+        if spacing == natural and levels:
+            return levels
+        minor = spacing / (2 if str(int(spacing))[0] == "5" else 5) if spacing >= 10 else None
+        return [(spacing, 0.0)] + ([(minor, 0.0)] if minor else [])
 
     def tickStrings(self, values, scale, spacing):
         return [si_count(v * scale, spacing * scale) for v in values]
