@@ -253,7 +253,31 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
     shoot_compare(s, checkpoint, work)
     shoot_polish(s, corpus, checkpoint)
     shoot_help(s, checkpoint)
+    shoot_tt_compare(s, corpus)
     w.close()
+
+
+def shoot_tt_compare(s: Shooter, corpus: Path) -> None:
+    """The tensor-train browser compared with the dense original beside the file: error figures and the error
+    map (TT − reference) of the reconstructed slice."""
+    train = corpus / "blz" / "t3_4x5x6_truncated.blz"
+    if not train.is_file():
+        print(f"skipped 17-tt-compare.png: {train} not found")
+        return
+    s.close_all()
+    view = s.open(str(train))
+    view.select_item(view.tensor_file.tensors[0])
+    view.inspect_tabs.setCurrentIndex(1)
+    s.pump(0.3)
+    tt = view.inspect.panel.tt
+    tt.tabs.setCurrentWidget(tt.compare)
+    tt.reconstruction.axes.set_index(0, 2)
+    tt.compare.reference.setCurrentIndex(1)
+    tt.compare.reference.activated.emit(1)
+    s.wait(lambda: tt.compare.error is not None)
+    s.pump(1.0)
+    s.save("17-tt-compare.png")
+    s.close_all()
 
 
 def shoot_help(s: Shooter, checkpoint: str) -> None:

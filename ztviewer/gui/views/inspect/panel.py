@@ -35,6 +35,7 @@ from .heatmap import HeatmapView
 from .runner import JobSlot
 from .sparse_view import SparseView
 from .stats_view import StatsView
+from .tt_compare import tt_reference_choices
 from .tt_view import TTView
 
 #: how a registered view is shown: ``show(tensor_file, tensor, presentation choices)`` (raises on damage).
@@ -169,6 +170,7 @@ class InspectPanel(QWidget):
                                                                             cancelled=ctx.is_cancelled), coo)
 
     def _show_tt(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
+        self.tt.compare.candidates = lambda shape: tt_reference_choices(tf, tensor, shape, self.cache)
         self.tt.set_data(load_tt(tf, tensor), tensor.name)
         self.stack.setCurrentWidget(self.tt)
 

@@ -38,6 +38,7 @@ from .heatmap import HeatmapView
 from .image_plot import ImagePlot, IndexAxis, palette_colors, style_plot
 from .levels import compute_levels, default_colormap, is_signed
 from .runner import JobSlot
+from .tt_compare import TTComparePanel
 
 CORE_VIEWS = ("slice at index", "left unfolding", "right unfolding")
 RANK_COLOR = QColor(0x4C, 0x72, 0xB0)
@@ -144,6 +145,9 @@ class TTView(QWidget):
         self.reconstruction.message.connect(self.message)
         self.core: CoreImage | None = None
 
+        self.compare = TTComparePanel(self.reconstruction, pool)
+        self.compare.message.connect(self.message)
+
         top = QHBoxLayout()
         top.addWidget(self.summary_label)
         top.addWidget(self.profile, 1)
@@ -164,26 +168,27 @@ class TTView(QWidget):
         cores_layout.setContentsMargins(2, 2, 2, 2)
         cores_layout.addLayout(controls)
         cores_layout.addWidget(split, 1)
+        # the overview (facts, rank profile, chain) has a tab of its own, so the plots get the whole panel
+        overview = QWidget()
+        overview_layout = QVBoxLayout(overview)
+        overview_layout.setContentsMargins(2, 2, 2, 2)
+        overview_layout.addLayout(top)
+        overview_layout.addWidget(self.chain)
+        overview_layout.addStretch(1)
+        self.overview = overview
         self.tabs = QTabWidget()
         self.tabs.setObjectName("ttTabs")
+        self.tabs.addTab(overview, "Overview")
         self.tabs.addTab(cores, "Cores")
         self.tabs.addTab(self.reconstruction, "Reconstructed slice")
-        header = QWidget()
-        header_layout = QVBoxLayout(header)
-        header_layout.setContentsMargins(0, 0, 0, 0)
-        header_layout.addLayout(top)
-        header_layout.addWidget(self.chain)
-        self.split = QSplitter(Qt.Orientation.Vertical)
-        self.split.addWidget(header)
-        self.split.addWidget(self.tabs)
-        self.split.setStretchFactor(1, 1)
-        self.split.setChildrenCollapsible(False)
+        self.tabs.addTab(self.compare, "Compare with reference")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addWidget(self.split)
+        layout.addWidget(self.tabs)
 
         self.slot = JobSlot(pool, self)
         self.chain.core_selected.connect(self.core_box.setCurrentIndex)
+        self.chain.core_selected.connect(lambda _k: self.tabs.setCurrentWidget(cores))
         self.core_box.currentIndexChanged.connect(self._core_changed)
         self.view_box.currentIndexChanged.connect(self._render_core)
         self.index_spin.valueChanged.connect(self._render_core)
@@ -201,6 +206,7 @@ class TTView(QWidget):
         self.core_box.blockSignals(False)
         self._core_changed(0)
         self.reconstruction.set_data(data, name)
+        self.compare.set_data(data)
 
     def _core_changed(self, k: int) -> None:
         if self.data is None or k < 0:
@@ -252,3 +258,4 @@ class TTView(QWidget):
         self.slot.shutdown()
         self.core_export.slot.shutdown()
         self.reconstruction.shutdown()
+        self.compare.shutdown()
