@@ -20,20 +20,42 @@ from .model import Tensor, dense_tensor
 
 #: ``(shard name, source)`` of a multi-file set's shard; its tensors carry them in ``extra``.
 Shard = tuple[Any, Any]
+#: ``(component dtype, component extra)`` of a part stored in another dtype than the tensor's (zTensor v2: the
+#: storage dtype of a logical type); the extra dict may be shared, :func:`dense_tensor` copies it.
+Stored = tuple[str, dict[str, Any]]
 
 
 class TensorTable(MutableSequence[Tensor]):
     """Plain dense tensors as columns: ``names``, canonical ``dtypes``, ``shapes`` (sequences of ints),
     ``offsets`` (relative to ``base``) and ``lengths``. Tensor ``i`` gets index ``first_index + i``;
     with a ``shard``, ``extra`` holds ``shard``, ``source`` and ``index_in_shard`` (= ``i``); ``spelling`` is
-    every tensor's ``layout_spelling`` (what the file wrote for "dense", if anything)."""
+    every tensor's ``layout_spelling`` (what the file wrote for "dense", if anything). Optional part columns:
+    ``digests`` (each ``data`` component's digest), ``stored`` (each component's :data:`Stored` dtype and extra)
+    and ``decoded`` (the component records its length as its decoded length)."""
 
-    __slots__ = ("names", "dtypes", "shapes", "offsets", "lengths", "base", "first_index", "shard", "spelling",
-                 "_made", "_list", "_spans")
+    __slots__ = (
+        "_built",
+        "_list",
+        "_made",
+        "_spans",
+        "base",
+        "decoded",
+        "digests",
+        "dtypes",
+        "first_index",
+        "lengths",
+        "names",
+        "offsets",
+        "shapes",
+        "shard",
+        "spelling",
+        "stored",
+    )
 
     def __init__(self, names: list[str], dtypes: list[str], shapes: Sequence[Sequence[int]], offsets: list[int],
                  lengths: list[int], base: int = 0, first_index: int = 0, shard: Shard | None = None,
-                 spelling: str | None = None) -> None:
+                 spelling: str | None = None, *, digests: Sequence[str | None] | None = None,
+                 stored: Sequence[Stored] | None = None, decoded: bool = False) -> None:
         self.names = names
         self.dtypes = dtypes
         self.shapes = shapes
@@ -43,16 +65,25 @@ class TensorTable(MutableSequence[Tensor]):
         self.first_index = first_index
         self.shard = shard
         self.spelling = spelling
+        self.digests = digests
+        self.stored = stored
+        self.decoded = decoded
         self._made: list[Tensor | None] = [None] * len(names)
+        self._built = 0  # how many entries of _made are tensors (counting None would compare every Tensor)
         self._list: list[Tensor] | None = None
         self._spans: tuple[np.ndarray, np.ndarray] | None = None
 
     def _build(self, i: int) -> Tensor:
         shard = self.shard
         extra = None if shard is None else {"shard": shard[0], "source": shard[1], "index_in_shard": i}
+        length = self.lengths[i]
+        stored = (None, None) if self.stored is None else self.stored[i]
         tensor = dense_tensor(self.names[i], self.dtypes[i], tuple(self.shapes[i]), self.first_index + i,
-                              self.base + self.offsets[i], self.lengths[i], spelling=self.spelling, extra=extra)
+                              self.base + self.offsets[i], length, "raw",
+                              None if self.digests is None else self.digests[i], length if self.decoded else None,
+                              self.spelling, extra, *stored)
         self._made[i] = tensor
+        self._built += 1
         return tensor
 
     def _all(self) -> list[Tensor]:
@@ -60,9 +91,10 @@ class TensorTable(MutableSequence[Tensor]):
         if self._list is not None:
             return self._list
         made = self._made
-        missing = made.count(None)
+        missing = len(made) - self._built
         if missing == len(made):
             made[:] = self._build_all()
+            self._built = len(made)
         elif missing:
             for i, tensor in enumerate(made):
                 if tensor is None:
@@ -74,6 +106,8 @@ class TensorTable(MutableSequence[Tensor]):
         offsets = self.offsets if not base else [base + offset for offset in self.offsets]
         indices = range(first, first + len(self.names))
         shapes = map(tuple, self.shapes)
+        if self.digests is not None or self.stored is not None or self.decoded:
+            return self._build_all_parts(indices, offsets)
         if shard is None and spelling is None:
             return list(map(dense_tensor, self.names, self.dtypes, shapes, indices, offsets, self.lengths))
         name, source = shard if shard is not None else (None, None)
@@ -81,6 +115,20 @@ class TensorTable(MutableSequence[Tensor]):
                              None if shard is None else {"shard": name, "source": source, "index_in_shard": i})
                 for i, (tensor_name, dtype, shape, index, offset, length)
                 in enumerate(zip(self.names, self.dtypes, shapes, indices, offsets, self.lengths))]
+
+    def _build_all_parts(self, indices: range, offsets: list[int]) -> list[Tensor]:
+        """:meth:`_build_all` with the optional part columns (the same per-entry call as :meth:`_build`)."""
+        count = len(self.names)
+        digests = self.digests if self.digests is not None else [None] * count
+        stored = self.stored if self.stored is not None else [(None, None)] * count
+        decoded = self.lengths if self.decoded else [None] * count
+        shard = self.shard
+        return [dense_tensor(name, dtype, tuple(shape), index, offset, length, "raw", digest, uncompressed,
+                             self.spelling, None if shard is None else
+                             {"shard": shard[0], "source": shard[1], "index_in_shard": index - self.first_index},
+                             *part)
+                for name, dtype, shape, index, offset, length, digest, uncompressed, part
+                in zip(self.names, self.dtypes, self.shapes, indices, offsets, self.lengths, digests, decoded, stored)]
 
     def _as_list(self) -> list[Tensor]:
         """The plain list this table becomes when the sequence itself changes."""
@@ -160,7 +208,7 @@ class TensorTable(MutableSequence[Tensor]):
         if self._list is not None:
             return None
         made = self._made
-        if made.count(None) != len(made) and any(t is not None and t._components is not None for t in made):
+        if self._built and any(t is not None and t._components is not None for t in made):
             return None
         if self._spans is None:
             self._spans = (np.array(self.offsets, dtype=np.uint64) + np.uint64(self.base),

@@ -166,13 +166,17 @@ def _every_v2_file() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", _every_v2_file(), ids=lambda p: p.name)
-def test_the_fast_loop_builds_what_the_full_reader_builds(path, monkeypatch):
-    from ztviewer.codec.formats.zt_v2 import fast
+def test_the_table_and_the_fast_loop_build_what_the_full_reader_builds(path, monkeypatch):
+    from ztviewer.codec.formats.zt_v2 import columns, fast
 
+    table_tf = open_file(path)
+    monkeypatch.setattr(columns, "objects_table", lambda objects: None)  # every map takes the loop
     fast_tf = open_file(path)
-    monkeypatch.setattr(fast, "_PART_KEYS", {})  # every object takes the full reader
+    monkeypatch.setattr(fast, "PART_KEYS", {})  # every object takes the full reader
     full_tf = open_file(path)
-    assert len(fast_tf.tensors) == len(full_tf.tensors)
-    for ours, theirs in zip(fast_tf.tensors, full_tf.tensors):
-        assert ours == theirs
-    assert list(fast_tf.all_problems()) == list(full_tf.all_problems())
+    for tf in (table_tf, fast_tf):
+        assert len(tf.tensors) == len(full_tf.tensors)
+        assert tf.tensor_names() == full_tf.tensor_names()
+        for ours, theirs in zip(tf.tensors, full_tf.tensors):
+            assert ours == theirs
+        assert list(tf.all_problems()) == list(full_tf.all_problems())

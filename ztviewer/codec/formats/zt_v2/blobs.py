@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 from operator import le, mod
 
@@ -32,6 +32,15 @@ def part_refs(tensors: Iterable[Tensor]) -> list[tuple[Tensor, str, int, int, st
         for role, component in tensor.components.items():
             refs.append((tensor, role, component.offset, component.length, component.extra.get("shard")))
     return refs
+
+
+def local_spans(tensors: Sequence[Tensor]) -> list[tuple[int, int]]:
+    """``(offset, length)`` of every part stored in this file (not in a shard), from the columns of untouched
+    plain tensors (:func:`~ztviewer.codec.model.plain_spans`) without building them when possible."""
+    spans = plain_spans(tensors)
+    if spans is not None:
+        return list(zip(*spans))
+    return [(offset, length) for _, _, offset, length, shard in part_refs(tensors) if shard is None]
 
 
 def check_blobs(tensors: list[Tensor], manifest: tuple[int, int] | None, file_size: int,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import struct
+from operator import lt
 from typing import Any
 
 import cbor2
@@ -60,6 +61,17 @@ def key_order_ok(keys: list[Any]) -> bool:
             return False
         previous = current
     return True
+
+
+def keys_in_order(keys: list[str]) -> bool:
+    """:func:`key_order_ok` for a list of text keys, in C-level passes: strictly increasing by (UTF-8
+    length, text) with no Python code per key."""
+    if len(keys) < 2:
+        return True
+    ascii_only = all(map(str.isascii, keys))
+    lengths = list(map(len, keys if ascii_only else map(str.encode, keys)))
+    pairs = list(zip(lengths, keys))
+    return all(map(lt, pairs[:-1], pairs[1:]))
 
 
 def _float_is_shortest_f64(value: float) -> bool:

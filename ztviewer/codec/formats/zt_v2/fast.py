@@ -19,18 +19,19 @@ from .vocab import LOGICAL, STORAGE
 
 Fallback = Callable[[int, Any, Any], Tensor]
 U64_MAX = (1 << 64) - 1
-_OBJECT_KEYS = ("parts", "shape", "layout")
+MAX_NAME_CHARS = 256  # at most 1,024 UTF-8 bytes: longer names go to the full reader, which measures them
+OBJECT_KEYS = ("parts", "shape", "layout")
 #: the part key tuples the loop takes, in deterministic order → (has type, has digest)
-_PART_KEYS = {("blob", "dtype"): (False, False), ("blob", "type", "dtype"): (True, False),
+PART_KEYS = {("blob", "dtype"): (False, False), ("blob", "type", "dtype"): (True, False),
               ("blob", "dtype", "digest"): (False, True), ("blob", "type", "dtype", "digest"): (True, True)}
 _DIGEST = re.compile(r"xxh3:[0-9a-f]{16}|sha256:[0-9a-f]{64}").fullmatch
 #: (dtype, logical type) → (tensor dtype, component dtype, bytes per element, the component's extra)
-_KINDS: dict[tuple[str, str | None], tuple[str, str, int, dict[str, Any]]] = {}
+KINDS: dict[tuple[str, str | None], tuple[str, str, int, dict[str, Any]]] = {}
 for _short, (_canonical, _width) in STORAGE.items():
-    _KINDS[_short, None] = (_canonical, _canonical, _width, {"dtype": _short, "digest_over": "decoded"})
+    KINDS[_short, None] = (_canonical, _canonical, _width, {"dtype": _short, "digest_over": "decoded"})
 for _name, _spec in LOGICAL.items():
     if not _spec.packed:  # f4_e2m1 needs its element count on the component: the full reader sets it
-        _KINDS[_spec.storage, _name] = (_spec.canonical, STORAGE[_spec.storage][0], _spec.size(1),
+        KINDS[_spec.storage, _name] = (_spec.canonical, STORAGE[_spec.storage][0], _spec.size(1),
                                         {"dtype": _spec.storage, "type": _name, "digest_over": "decoded"})
 
 
@@ -42,11 +43,11 @@ def objects_tensors(objects: dict[Any, Any], fallback: Fallback) -> list[Tensor]
     """One tensor per object, in manifest order."""
     tensors: list[Tensor] = []
     append = tensors.append
-    kinds, part_keys, digest_ok, dense = _KINDS, _PART_KEYS, _DIGEST, dense_tensor
+    kinds, part_keys, digest_ok, dense = KINDS, PART_KEYS, _DIGEST, dense_tensor
     for index, (name, entry) in enumerate(objects.items()):
         try:
-            if (type(name) is not str or not name or len(name) > 256 or "\0" in name or type(entry) is not dict
-                    or tuple(entry) != _OBJECT_KEYS or entry["layout"] != "dense"):
+            if (type(name) is not str or not name or len(name) > MAX_NAME_CHARS or "\0" in name or type(entry) is not dict
+                    or tuple(entry) != OBJECT_KEYS or entry["layout"] != "dense"):
                 raise _Unusual
             parts, shape = entry["parts"], entry["shape"]
             if type(parts) is not dict or len(parts) != 1 or type(shape) is not list or len(shape) > 64:

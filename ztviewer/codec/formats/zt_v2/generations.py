@@ -18,7 +18,7 @@ import numpy as np
 
 from ...model import TensorFile
 from ...source import Source
-from .blobs import part_refs
+from .blobs import local_spans
 from .cbor_check import decode_strict, loads_fast
 from .container import ALIGNMENT, FOOTER_SIZE, MAGIC, Footer, footer_ending_at
 
@@ -46,8 +46,9 @@ def find_generations(tf: TensorFile, budget: int | None = SEARCH_BUDGET) -> list
     if source is None or footer is None or footer.is_data_shard:
         return []
     ranges = [(0, len(MAGIC)), (footer.manifest_offset, footer.manifest_length)]
-    ranges += [(offset, length) for _, _, offset, length, shard in part_refs(tf.tensors)
-               if shard is None and offset + length <= source.size]  # out-of-bounds parts are errors already
+    size = source.size
+    ranges += [span for span in local_spans(tf.tensors)
+               if span[0] + span[1] <= size]  # out-of-bounds parts are errors already
     ends = sorted(offset + length for offset, length in ranges)
     starts = _with_room({offset for offset, length in ranges[1:] if length}, ends)
     found: dict[int, Generation] = {}

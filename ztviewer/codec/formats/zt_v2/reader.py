@@ -51,9 +51,9 @@ def attach_generations(tf: TensorFile) -> None:
 
 
 def _local_spans(tf: TensorFile) -> list[tuple[int, int]]:
-    from .blobs import part_refs
+    from .blobs import local_spans
 
-    return sorted((offset, offset + length) for _, _, offset, length, shard in part_refs(tf.tensors) if shard is None)
+    return sorted((offset, offset + length) for offset, length in local_spans(tf.tensors))
 
 
 def _apart(span: tuple[int, int], sorted_spans: list[tuple[int, int]]) -> bool:

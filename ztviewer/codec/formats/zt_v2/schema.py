@@ -18,7 +18,7 @@ import ztviewer.codec.formats.zt_v2.rules as rules
 
 from ...errors import SchemaError
 from ...model import Component, Problem, Tensor, error
-from .cbor_check import key_order_ok, plain_value_issue
+from .cbor_check import key_order_ok, keys_in_order, plain_value_issue
 from .vocab import LOGICAL, STORAGE, digest_problem
 
 U64_MAX = (1 << 64) - 1
@@ -137,11 +137,18 @@ def _shard_table(table: Any, offset: int) -> tuple[dict[str, ShardEntry], bool]:
 
 
 def read_objects(manifest: Manifest, objects: dict[Any, Any]) -> None:
-    """One tensor per object in ``manifest.tensors``, layout rules applied: plain dense objects through the
-    fast loop, the rest through :func:`_object` and :func:`.layouts.apply_layout`."""
+    """One tensor per object in ``manifest.tensors``, layout rules applied: a map of plain dense objects as a
+    table (:mod:`.columns`), else plain dense objects through the fast loop, the rest through :func:`_object`
+    and :func:`.layouts.apply_layout`."""
+    import ztviewer.codec.formats.zt_v2.columns as columns
     from .fast import objects_tensors
     from .layouts import apply_layout
 
+    table = columns.objects_table(objects)
+    if table is not None:
+        manifest.tensors = table
+        manifest.doubtful |= not keys_in_order(table.names)
+        return
     shards = manifest.shards
     doubtful = [not key_order_ok(list(objects))]
 
