@@ -8,7 +8,7 @@ import safetensors.numpy
 from ztviewer.codec import open_file
 from ztviewer.codec.decode import dense_array
 from ztviewer.codec.errors import OutOfBounds
-from ztviewer.codec.source import PREAD_LIMIT, Source
+from ztviewer.codec.source import PREAD_LIMIT, Source, SourceChanged
 
 
 def test_opening_reads_the_header_without_mapping(tmp_path):
@@ -71,3 +71,33 @@ def test_drop_pages_keeps_the_bytes_readable(tmp_path):
     memory = Source.from_bytes(b"abc")
     memory.drop_pages(0, 3)
     assert memory.read(0, 3) == b"abc"
+
+
+def test_reader_reads_the_range_through_one_reused_buffer(tmp_path):
+    data = np.random.default_rng(3).integers(0, 256, 3 * (1 << 17) + 1234, dtype=np.uint8).tobytes()
+    path = tmp_path / "b.bin"
+    path.write_bytes(data)
+    source = Source(path)
+    reader = source.reader(7, len(data) - 7)
+    parts = []
+    while part := reader.read(50_000):
+        parts.append(bytes(part))
+    assert b"".join(parts) == data[7:] and max(map(len, parts)) == 50_000
+    chunks = list(source.read_chunks(0, len(data), 1 << 17, reuse=True))
+    assert len({id(c.obj) for c in chunks}) == 1  # one buffer: each chunk valid until the next
+    assert bytes(chunks[-1]) == data[3 << 17:]
+    source.close()
+
+
+def test_reader_reports_a_file_cut_short_while_reading(tmp_path):
+    path = tmp_path / "b.bin"
+    path.write_bytes(bytes(4 << 17))
+    source = Source(path)
+    reader = source.reader(0, 4 << 17)
+    assert len(reader.read(1 << 17)) == 1 << 17
+    with open(path, "r+b") as f:
+        f.truncate(1 << 18)
+    assert len(reader.read(1 << 17)) == 1 << 17
+    with pytest.raises(SourceChanged, match="ends at byte 262,144"):
+        reader.read(1 << 17)
+    source.close()

@@ -106,11 +106,12 @@ class Source:
             raise SourceChanged(f"{self.path} changed on disk since it was opened: {why}; reload it",
                                 rule="an open file must not change under the reader")
 
-    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range",
-                    **where: str | None) -> Iterator[bytes | memoryview]:
+    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range", *,
+                    reuse: bool = False, **where: str | None) -> Iterator[bytes | memoryview]:
         """``length`` bytes at ``offset`` as chunks read with positional reads, never through the map: a file
         truncated meanwhile gives a short read (:class:`SourceChanged`), where touching a map past the new end
-        kills the process. In-memory sources give views of their buffer."""
+        kills the process. In-memory sources give views of their buffer. With ``reuse`` every chunk is read
+        into one buffer, so a chunk is valid only until the next is requested (no allocation per chunk)."""
         self.check_range(offset, length, what, **where)
         self._reopen_released()
         file = self._file
@@ -119,25 +120,35 @@ class Source:
             for start in range(offset, offset + length, chunk):
                 yield buffer[start:min(start + chunk, offset + length)]
             return
-        yield from self._positional(file.fileno(), self._lock, offset, length, chunk, what, where)
+        yield from self._positional(file.fileno(), self._lock, offset, length, chunk, what, where, reuse)
 
     def _positional(self, fd: int, lock: threading.Lock, offset: int, length: int, chunk: int, what: str,
-                    where: dict[str, str | None]) -> Iterator[bytes]:
+                    where: dict[str, str | None], reuse: bool = False) -> Iterator[bytes | memoryview]:
+        buffer = memoryview(bytearray(min(chunk, length))) if reuse else None
         for start in range(offset, offset + length, chunk):
             want = min(chunk, offset + length - start)
+            if buffer is not None:
+                got = portable.pread_into(fd, buffer[:want], start, lock)
+                if got < want:
+                    raise self._ended(start + got, what, where)
+                yield buffer[:want]
+                continue
             data = portable.pread(fd, want, start, lock)
             while len(data) < want:
                 more = portable.pread(fd, want - len(data), start + len(data), lock)
                 if not more:
-                    raise SourceChanged(f"{self.path} ends at byte {start + len(data):,} while reading {what}; it "
-                                        f"was {self.size:,} bytes when opened; reload it", offset=start + len(data),
-                                        rule="an open file must not change under the reader", **where)
+                    raise self._ended(start + len(data), what, where)
                 data += more
             yield data
 
+    def _ended(self, at: int, what: str, where: dict[str, str | None]) -> SourceChanged:
+        return SourceChanged(f"{self.path} ends at byte {at:,} while reading {what}; it was {self.size:,} bytes "
+                             "when opened; reload it", offset=at,
+                             rule="an open file must not change under the reader", **where)
+
     def reader(self, offset: int, length: int, what: str = "range", **where: str | None) -> RangeReader:
         """A file-like reader of ``[offset, offset + length)`` by positional reads (for decompressors)."""
-        return RangeReader(self.read_chunks(offset, length, 1 << 20, what, **where))
+        return RangeReader(self.read_chunks(offset, length, 1 << 17, what, reuse=True, **where))
 
     def _mapped(self) -> memoryview:
         if self._buffer is None:
@@ -292,7 +303,9 @@ class Source:
 
 
 class RangeReader(io.RawIOBase):
-    """A read-only stream over chunks (of :meth:`Source.read_chunks`), for ``zstandard`` stream readers."""
+    """A read-only stream over chunks (of :meth:`Source.read_chunks`), for ``zstandard`` stream readers. What
+    :meth:`read` returns is valid until the next call (the chunks may share one buffer): a decompressor asks
+    for more input only once it has consumed the last."""
 
     def __init__(self, chunks: Iterator[bytes | memoryview]) -> None:
         super().__init__()
@@ -312,3 +325,16 @@ class RangeReader(io.RawIOBase):
         memoryview(target).cast("B")[:n] = self._pending[:n]
         self._pending = self._pending[n:]
         return n
+
+    def read(self, size: int = -1) -> bytes | memoryview:
+        """Up to ``size`` bytes as a view of the chunk read last (no copy; ``zstandard`` reads this way)."""
+        if size is None or size < 0:
+            return self.readall()
+        while not self._pending:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return b""
+            self._pending = memoryview(chunk).cast("B")
+        part = self._pending[:size]
+        self._pending = self._pending[size:]
+        return part

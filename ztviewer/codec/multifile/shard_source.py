@@ -150,8 +150,8 @@ class ShardSource(Source):
                 self.require_unchanged()
             return buffer[offset:end]
 
-    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range",
-                    **where: str | None) -> Iterator[bytes | memoryview]:
+    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range", *,
+                    reuse: bool = False, **where: str | None) -> Iterator[bytes | memoryview]:
         """Positional reads on a descriptor of its own (the pool may park the shared one at any time)."""
         self.check_range(offset, length, what, **where)
         if self._closed:
@@ -161,7 +161,7 @@ class ShardSource(Source):
             if file_stamp(os.fstat(fd)) != self._stamp:
                 raise ShardChanged(f"{self.path} changed on disk since the set was opened; open the set again",
                                    rule="shards must not change while open")
-            yield from self._positional(fd, threading.Lock(), offset, length, chunk, what, where)
+            yield from self._positional(fd, threading.Lock(), offset, length, chunk, what, where, reuse)
         finally:
             os.close(fd)
 
