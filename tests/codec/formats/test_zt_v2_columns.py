@@ -7,7 +7,7 @@ import xxhash
 
 from tests.codec.formats.v2_builders import assemble, dense
 from ztviewer.codec import open_file
-from ztviewer.codec.formats.zt_v2 import columns, fast
+from ztviewer.codec.formats.zt_v2 import columns, fast, reader
 from ztviewer.codec.tensor_table import TensorTable
 
 DIGEST = f"xxh3:{xxhash.xxh3_64_intdigest(bytes(24)):016x}"
@@ -32,8 +32,10 @@ def _file(tmp_path, objects, name="m.zt"):
 
 
 def _three_ways(path, monkeypatch):
-    table_tf = open_file(path)
+    """The file read by the columns (the bytes path off), by the per-object loop, by the full reader."""
     with monkeypatch.context() as patch:
+        patch.setattr(reader, "read_plain", lambda data: None)
+        table_tf = open_file(path)
         patch.setattr(columns, "objects_table", lambda objects: None)
         loop_tf = open_file(path)
         patch.setattr(fast, "PART_KEYS", {})
@@ -42,8 +44,11 @@ def _three_ways(path, monkeypatch):
 
 
 def test_a_plain_map_becomes_a_table_equal_to_the_loop_and_the_full_reader(tmp_path, monkeypatch):
-    table_tf, loop_tf, full_tf = _three_ways(_file(tmp_path, _objects()), monkeypatch)
+    path = _file(tmp_path, _objects())
+    bytes_tf = open_file(path)
+    table_tf, loop_tf, full_tf = _three_ways(path, monkeypatch)
     assert isinstance(table_tf.tensors, TensorTable) and not isinstance(loop_tf.tensors, TensorTable)
+    assert isinstance(bytes_tf.tensors, TensorTable) and list(bytes_tf.tensors) == list(full_tf.tensors)
     assert table_tf.tensor_names() == ["a", "b", "c", "d", "bb"]
     b = table_tf.tensors[1]  # built alone, then with the rest
     assert b.components["data"].extra == {"dtype": "u8", "type": "f8_e4m3fn", "digest_over": "decoded"}

@@ -165,18 +165,23 @@ def _every_v2_file() -> list[Path]:
     return sorted((VECTORS / "valid").glob("*.zt")) + sorted(corpus.glob("*.zt"))
 
 
-@pytest.mark.parametrize("path", _every_v2_file(), ids=lambda p: p.name)
-def test_the_table_and_the_fast_loop_build_what_the_full_reader_builds(path, monkeypatch):
-    from ztviewer.codec.formats.zt_v2 import columns, fast
+@pytest.mark.parametrize("path", _every_v2_file() + sorted((VECTORS / "reject").glob("*.zt")), ids=lambda p: p.name)
+def test_the_bytes_path_the_table_and_the_fast_loop_build_what_the_full_reader_builds(path, monkeypatch):
+    from ztviewer.codec.formats.zt_v2 import columns, fast, reader
 
-    table_tf = open_file(path)
+    ways = [open_file(path)]
+    monkeypatch.setattr(reader, "read_plain", lambda data: None)  # the manifest through cbor2 and the schema
+    ways.append(open_file(path))
     monkeypatch.setattr(columns, "objects_table", lambda objects: None)  # every map takes the loop
-    fast_tf = open_file(path)
+    ways.append(open_file(path))
     monkeypatch.setattr(fast, "PART_KEYS", {})  # every object takes the full reader
     full_tf = open_file(path)
-    for tf in (table_tf, fast_tf):
+    for tf in ways:
+        assert tf.readable == full_tf.readable
+        assert [p.message for p in tf.problems] == [p.message for p in full_tf.problems]
         assert len(tf.tensors) == len(full_tf.tensors)
         assert tf.tensor_names() == full_tf.tensor_names()
         for ours, theirs in zip(tf.tensors, full_tf.tensors):
             assert ours == theirs
         assert list(tf.all_problems()) == list(full_tf.all_problems())
+        assert tf.attributes == full_tf.attributes

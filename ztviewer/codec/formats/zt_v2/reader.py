@@ -5,14 +5,15 @@ from typing import Any
 
 import ztviewer.codec.formats.zt_v2.rules as rules
 
-from ...errors import CodecError, HeaderError
+from ...errors import CodecError, HeaderError, SchemaError
 from ...model import Region, TensorFile, building_many
 from ...source import Source
 from .blobs import check_blobs
 from .cbor_check import decode_strict, loads_fast
 from .container import FOOTER_SIZE, MAGIC, Footer, footer_ending_at, parse_footer, read_footer, read_manifest_bytes
 from .generations import Generation, PrefixSource, find_generations
-from .schema import Manifest, read_objects, read_root
+from .plain_bytes import read_plain
+from .schema import Manifest, attributes_map, read_objects, read_root
 
 FORMAT = "zt-v2"
 
@@ -89,9 +90,13 @@ def read_generation(source: Source, footer: Footer) -> TensorFile:
 
 
 def parse_manifest(data: bytes, offset: int) -> Manifest:
-    """Decode and validate the manifest. The fast path (cbor2 + re-encoding) is confirmed by the strict
+    """Decode and validate the manifest. A map of plain objects is read straight from its bytes, canonical by
+    construction (:mod:`.plain_bytes`); otherwise the fast path (cbor2 + re-encoding) is confirmed by the strict
     decoder whenever something it cannot prove turns up, or whenever the schema found an error (so a
     CBOR violation is reported as such rather than as the schema error it caused)."""
+    plain = _plain_manifest(data, offset)
+    if plain is not None:
+        return plain
     root = loads_fast(data)
     fast = root is not None
     if root is None:
@@ -107,6 +112,20 @@ def parse_manifest(data: bytes, offset: int) -> Manifest:
         if manifest.doubtful:
             manifest = _schema(strict, offset)
     return manifest
+
+
+def _plain_manifest(data: bytes, offset: int) -> Manifest | None:
+    """The manifest read straight from its bytes (:mod:`.plain_bytes`) when it is a map of plain objects."""
+    plain = read_plain(data)
+    if plain is None:
+        return None
+    table, attributes = plain
+    if attributes is None:
+        return Manifest(table, {}, {})
+    try:
+        return Manifest(table, attributes_map(attributes, "file", offset, 1)[0], {})
+    except SchemaError:
+        return None  # the schema reports it
 
 
 def _schema(root: Any, offset: int) -> Manifest:
