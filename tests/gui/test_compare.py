@@ -262,3 +262,34 @@ def test_focus_marker_follows_the_element(qtbot, checkpoints):
     view.session.select(None)
     assert not pair_view.markers["Δ"].isVisible()
     view.shutdown()
+
+
+def test_a_and_b_share_colour_levels(qtbot, tmp_path):
+    """A in [0, 1) alone would get viridis over [0, 1]; B = 10·A − 5 is signed. Linked (the default), both use
+    one diverging map and the same levels from both samples; Δ is symmetric about 0. Unlinked, each its own."""
+    rng = np.random.default_rng(5)
+    base = rng.random((40, 30)).astype(np.float32)
+    save_arrays(tmp_path / "a.zt", {"w": base}, "zt")
+    save_file({"w": base * 10 - 5}, str(tmp_path / "b.safetensors"))
+    view = run_compare(qtbot, tmp_path / "a.zt", tmp_path / "b.safetensors")
+    select(qtbot, view, "w")
+    pair = view.pair_view
+    heatmaps = pair.heatmaps
+    qtbot.waitUntil(lambda: all(heatmaps[s].base is not None for s in ("A", "B", "Δ")), timeout=10_000)
+    assert pair.link_levels.isChecked()
+    assert pair.levels("A") == pair.levels("B")
+    low, high = pair.levels("A")
+    magnitudes = np.abs(np.concatenate([base.ravel(), (base * 10 - 5).ravel()]).astype(np.float64))
+    assert low == -high and high == pytest.approx(np.percentile(magnitudes, 99.9, method="higher"))
+    assert high > 4.9                                            # B's range, not A's [0, 1)
+    assert heatmaps["A"].image.colormap_name == heatmaps["B"].image.colormap_name == "blue–white–red"
+    d_low, d_high = pair.levels("Δ")
+    assert d_low == -d_high > -np.inf and d_high > 0
+    pair.link_levels.setChecked(False)
+    a_low, a_high = pair.levels("A")
+    assert heatmaps["A"].image.colormap_name == "viridis"
+    assert 0 <= a_low < 0.01 and 0.99 < a_high <= 1
+    assert pair.levels("B") != (a_low, a_high)
+    pair.link_levels.setChecked(True)
+    assert pair.levels("A") == pair.levels("B") == (low, high)
+    view.shutdown()

@@ -8,6 +8,7 @@ a new request cancels the stale one); once the region fits the screen the exact 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -123,6 +124,8 @@ class HeatmapView(QWidget):
         self._auto_cmap = True
         self._preview_shown: threading.Event | None = None
         self._pending_prepare = None
+        #: linked views (Compare): returns the automatic levels to use instead of this view's own, or None
+        self.shared_levels: Callable[[], tuple[float, float] | None] | None = None
         self.controls.changed.connect(self._control_changed)
         self.axes.changed.connect(self.refresh)
         self.image.range_settled.connect(self._range_settled)
@@ -364,11 +367,33 @@ class HeatmapView(QWidget):
         elif self._phase() and self.image.colormap_name in CYCLIC:
             levels = (-np.pi, np.pi)
         else:
-            centred = is_diverging(self.image.colormap_name) and not self.controls.log.isChecked()
-            levels = compute_levels(self._shown(self._level_source()), mode, self.controls.percent.value(),
-                                       centred)
+            shared = self.shared_levels() if self.shared_levels is not None else None
+            levels = shared if shared is not None else compute_levels(
+                self._shown(self._level_source()), mode, self.controls.percent.value(), self.levels_centred())
         self.image.set_levels(*levels)
         self.controls.show_levels(*self.image.levels())
+
+    def apply_levels(self) -> None:
+        """Compute the colour levels again (a linked view's data changed)."""
+        self._apply_levels()
+
+    def levels_centred(self) -> bool:
+        """Whether automatic levels are symmetric about zero (a diverging map on signed values)."""
+        return is_diverging(self.image.colormap_name) and not self.controls.log.isChecked()
+
+    def level_values(self) -> np.ndarray | None:
+        """The displayed values the automatic levels come from (a sample), ``None`` before the first image."""
+        return None if self.base is None else self._shown(self._level_source())
+
+    def use_colormap(self, name: str | None) -> None:
+        """Show ``name`` (a linked view chose it; ``None``: this view's own choice) unless the user chose one."""
+        if not self._auto_cmap or self.base is None:
+            return
+        if name is None:
+            self._choose_colormap(self.base.image.data)
+        elif name != self.image.colormap_name:
+            self.controls.set_colormap_quietly(name)
+            self.image.set_colormap(name)
 
     def _level_source(self) -> np.ndarray:
         """Values the automatic levels are computed from: a strided sample of the plane's elements (a reduced
