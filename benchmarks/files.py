@@ -76,6 +76,11 @@ class ZtV10Writer:
                               "components": {"data": component}}
         return {**component, "_digests": found}
 
+    def skip(self, nbytes: int) -> None:
+        """Leave ``nbytes`` unwritten (a hole in the file, read as zeros) after what was written last."""
+        self._file.seek(nbytes, os.SEEK_CUR)
+        self._pos += nbytes
+
     def finish(self, objects: bool = False) -> int:
         """Write manifest and footer (with ``objects``, of the v1.x objects layout: short dtype names in the
         component, a trailing magic); returns where the manifest starts (the end of the blobs)."""

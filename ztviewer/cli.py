@@ -93,10 +93,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from .cli_write import report_cleaned
-    from .codec.dense import to_dense
+    from .codec.npy_export import write_npy
     from .codec.save import atomic_write, clean_stale_temporaries
 
     tf = _open(args.file)
@@ -114,12 +112,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         for p in tensor.problems:
             say(str(p), sys.stderr)
         return EXIT_PROBLEMS
-    array = to_dense(tf, tensor, raw_bits=args.raw)
     output = args.output if args.output.endswith(".npy") else args.output + ".npy"  # as np.save names it
     cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(output)))
-    atomic_write(output, lambda out: np.lib.format.write_array(out, np.ascontiguousarray(array),
-                                                                 allow_pickle=False))
-    say(f"wrote {output}: {tensor.name} {array.dtype} {list(array.shape)}")
+    written: list[Any] = []
+    atomic_write(output, lambda out: written.append(write_npy(tf, tensor, out, raw_bits=args.raw)))
+    say(f"wrote {output}: {tensor.name} {written[0]} {list(tensor.shape)}")
     report_cleaned(cleaned)
     return EXIT_OK
 

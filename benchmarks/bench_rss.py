@@ -1,0 +1,136 @@
+"""Peak resident memory of the streaming passes over one large tensor, whatever its size (issue 19 §2):
+``check``, ``convert`` (raw → zstd, zstd → raw, raw → safetensors), ``export`` (raw and zstd) at 4 GiB and
+16 GiB (64 MiB with ``--quick``). Each runs in a fresh child process that reports its own VmRSS just before
+the pass and its peak (VmHWM) after it; the goal is at most 256 MB above that baseline (the reference
+column is the allowance). Mapped file pages count, as they do for the user.
+
+The inputs are sparse files (the data a hole, so zeros): the peak does not depend on the values, and a
+16 GiB input costs no disk. The raw tensor carries a crc32c digest, so ``check`` reads every byte. The
+16 GiB size is left out (with a row saying so) when the temporary directory has too little free space for
+the outputs (the largest output is written, then removed, before the next pass).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import crc32c
+import zstandard
+
+from . import files
+from .common import result
+
+RSS_ALLOWANCE = 256 << 20
+SIZES = {False: (4 << 30, 16 << 30), True: (64 << 20,)}
+_FRAME = 16 << 20  # decoded bytes per zstd frame of the compressed input
+
+_CHILD = """
+import json, sys
+
+def status(key):  # this process's own figures: ru_maxrss would include the parent's before exec
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":"))
+
+action, src, out = sys.argv[1:4]
+from ztviewer.cli import run_command
+from ztviewer.codec.check import check_file
+from ztviewer.codec.convert import convert
+from ztviewer.codec.multifile import open_path
+
+base = status("VmRSS")
+if action == "check":
+    report = check_file(open_path(src))
+    outcome = f"ok={report.ok}, {report.digests_verified} digest(s) verified"
+elif action.startswith("convert-"):
+    to, compress = action.split("-")[1:]
+    method = {"keep": None, "raw": "raw", "zstd": ("zstd", 3)}[compress]
+    outcome = f"{convert(src, out, to=to, compress=method).size:,} bytes written"
+elif action == "export":
+    outcome = f"exit {run_command(['export', src, 'w', '-o', out])}"
+print(json.dumps({"base": base, "peak": status("VmHWM"), "outcome": outcome}))
+"""
+
+
+def _sparse_raw_zt(tmpdir: Path, size: int) -> Path:
+    """A zTensor v1.0 file whose one float32 tensor of ``size`` bytes is a hole, with its crc32c digest."""
+    path = tmpdir / f"rss_raw_{size}.zt"
+    if path.exists():
+        return path
+    zeros, crc = bytes(_FRAME), 0
+    for start in range(0, size, _FRAME):
+        crc = crc32c.crc32c(zeros[:min(_FRAME, size - start)], crc)
+    writer = files.ZtV10Writer(path)
+    writer.add("w", "float32", [size // 4], [], digests=())
+    writer.skip(size)  # the tensor's bytes: a hole
+    writer.tensors["w"]["components"]["data"].update(length=size, digest=f"crc32c:0x{crc:08X}")
+    writer.finish()
+    return path
+
+
+def _zstd_zt(tmpdir: Path, size: int) -> Path:
+    """The same tensor stored as zstd frames of 16 MiB of zeros each."""
+    path = tmpdir / f"rss_zstd_{size}.zt"
+    if path.exists():
+        return path
+    frame = zstandard.ZstdCompressor(level=1).compress(bytes(_FRAME))
+    last = zstandard.ZstdCompressor(level=1).compress(bytes(size % _FRAME)) if size % _FRAME else b""
+    chunks = [frame] * (size // _FRAME) + ([last] if last else [])
+    writer = files.ZtV10Writer(path)
+    writer.add("w", "float32", [size // 4], chunks, encoding="zstd")
+    writer.finish()
+    return path
+
+
+def _child(action: str, src: Path, out: Path) -> dict[str, Any]:
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _CHILD, action, str(src), str(out)], capture_output=True,
+                          text=True, env=env, cwd=root, check=False)
+    if proc.returncode:
+        raise RuntimeError(f"{action} failed: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # the last line: export says what it wrote
+
+
+def _row(label: str, size: int, action: str, src: Path, out: Path) -> dict[str, Any]:
+    name = f"peak RSS: {label} {files.fmt_size(size)} (MiB above baseline)"
+    try:
+        doc = _child(action, src, out)
+    finally:
+        written = out.stat().st_size if out.exists() else 0
+        out.unlink(missing_ok=True)
+    growth = max(doc["peak"] - doc["base"], 1)
+    return result(name, growth / 2**20, RSS_ALLOWANCE / 2**20, "<= 1.0", unit="MiB",
+                  note=f"child process: peak (VmHWM) {doc['peak'] / 2**20:.0f} MiB, {doc['base'] / 2**20:.0f} MiB "
+                       f"(VmRSS) before the pass; {doc['outcome']}; output {files.fmt_size(written)}; "
+                       "allowance 256 MB (reference column)")
+
+
+def run(tmpdir: Path, quick: bool) -> list[dict[str, Any]]:
+    if not os.path.exists("/proc/self/status"):
+        return [result("peak RSS of streaming passes", 1.0, 1.0, "report",
+                       note="skipped: no /proc/self/status on this system")]
+    rows: list[dict[str, Any]] = []
+    for size in SIZES[quick]:
+        if shutil.disk_usage(tmpdir).free < size + (8 << 30):
+            rows.append(result(f"peak RSS at {files.fmt_size(size)}", 1.0, 1.0, "report",
+                               note=f"skipped: less than {files.fmt_size(size + (8 << 30))} free in {tmpdir}"))
+            continue
+        raw, packed = _sparse_raw_zt(tmpdir, size), _zstd_zt(tmpdir, size)
+        out_zt, out_st, out_npy = tmpdir / "rss_out.zt", tmpdir / "rss_out.safetensors", tmpdir / "rss_out.npy"
+        rows += [
+            _row("check raw .zt (crc32c)", size, "check", raw, out_zt),
+            _row("convert raw → zstd .zt", size, "convert-zt-zstd", raw, out_zt),
+            _row("convert zstd → raw .zt", size, "convert-zt-raw", packed, out_zt),
+            _row("convert raw .zt → safetensors", size, "convert-safetensors-keep", raw, out_st),
+            _row("check zstd .zt", size, "check", packed, out_zt),
+            _row("export raw .zt → .npy", size, "export", raw, out_npy),
+            _row("export zstd .zt → .npy", size, "export", packed, out_npy),
+        ]
+        for path in (raw, packed):
+            path.unlink(missing_ok=True)
+    return rows
