@@ -60,3 +60,15 @@ def test_a_reference_of_another_shape_is_refused(qtbot, panel, t3, tmp_path):
     compare.compare_with_npy(str(path))
     qtbot.waitUntil(lambda: "Cannot compare" in compare.result.text(), timeout=10_000)
     assert "4 × 5 × 7" in compare.result.text() and compare.error_map.isHidden()
+
+
+def test_quantized_group_tensor_is_shown_dequantized(qtbot, panel, corpus_dir):
+    """ztensor 1.2.x quantized_group (issue 17 §9): a heatmap of the dequantized values, not a structural note."""
+    from ztviewer.codec import quantized
+
+    with open_file(corpus_dir / "zt_v1.x/ztensor-1.2.3/types_attrs.zt") as tf:
+        tensor = show_and_wait(qtbot, panel, tf, "qgroup")
+        assert panel.stack.currentWidget() is panel.heatmap
+        qtbot.waitUntil(lambda: heatmap_painted(panel.heatmap))
+        np.testing.assert_array_equal(panel.heatmap.data.array, quantized.dequantize(tf, tensor))
+        assert "code − zero" in panel.heatmap.name

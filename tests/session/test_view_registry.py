@@ -13,18 +13,17 @@ def test_each_corpus_tensor_gets_the_view_made_for_its_layout(corpus_dir):
         with open_file(corpus_dir / path) as tf:
             kinds.update({t.layout: view_kind(t) for t in tf.tensors})
     assert kinds == {"sparse_csr": "sparse", "sparse_coo": "sparse", "tensor_train": "tt", "dense": "dense",
-                     "quantized_group": "structural"}
+                     "quantized_group": "quantized"}
 
 
 def test_a_registered_view_wins_where_it_fits_better_and_ties_go_to_the_first():
     registry = builtin_views()
-    quantized = Tensor("q", "int8", (4,), layout="quantized_group",
-                       components={"data": Component("data", 0, 4)})
+    quantized = Tensor("q", "uint8", (4,), layout="zt.mx/1", components={"data": Component("data", 0, 4)})
     dense = Tensor("d", "float32", (4,), components={"data": Component("data", 0, 16)})
     assert registry.best(quantized).key == "structural"
-    registry.register("quantized", lambda t: FITS + 1 if t.layout == "quantized_group" else UNSUPPORTED, None)
-    assert registry.best(quantized).key == "quantized" and registry.best(dense).key == "dense"
-    assert [e.key for _, e in registry.ranked(quantized)] == ["quantized", "structural"]
+    registry.register("mx", lambda t: FITS + 1 if t.layout == "zt.mx/1" else UNSUPPORTED, None)
+    assert registry.best(quantized).key == "mx" and registry.best(dense).key == "dense"
+    assert [e.key for _, e in registry.ranked(quantized)] == ["mx", "structural"]
     registry.register("also-dense", lambda t: FITS, None)                  # as good as "dense", registered later
     assert registry.best(dense).key == "dense"
     registry.unregister("structural")

@@ -15,7 +15,7 @@ UNSUPPORTED = -1        # the view cannot show this tensor
 FALLBACK = 0            # the view shows anything, but says little (a message)
 FITS = 100              # the view is made for this kind of tensor
 
-DENSE, SPARSE, TT, STRUCTURAL = "dense", "sparse", "tt", "structural"
+DENSE, SPARSE, TT, QUANTIZED, STRUCTURAL = "dense", "sparse", "tt", "quantized", "structural"
 SPARSE_LAYOUTS = ("sparse_csr", "sparse_coo")
 
 V = TypeVar("V")
@@ -35,13 +35,19 @@ def tt_priority(tensor: Tensor) -> int:
     return FITS if tensor.layout == "tensor_train" else UNSUPPORTED
 
 
+def quantized_priority(tensor: Tensor) -> int:
+    """ztensor 1.2.x ``quantized_group``: codes, scales and zeros dequantized into a heatmap."""
+    return FITS if tensor.layout == "quantized_group" and "packed_weight" in tensor.components else UNSUPPORTED
+
+
 def structural_priority(tensor: Tensor) -> int:
     """Any tensor can be described by its components (what is shown when nothing decodes it)."""
     return FALLBACK
 
 
 BUILTIN_PRIORITIES: dict[str, Callable[[Tensor], int]] = {
-    DENSE: dense_priority, SPARSE: sparse_priority, TT: tt_priority, STRUCTURAL: structural_priority}
+    DENSE: dense_priority, SPARSE: sparse_priority, TT: tt_priority, QUANTIZED: quantized_priority,
+    STRUCTURAL: structural_priority}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +100,7 @@ _BUILTIN = builtin_views()
 
 
 def view_kind(tensor: Tensor) -> str:
-    """Which built-in view suits a tensor: ``dense``, ``sparse``, ``tt`` or ``structural`` (shown by message)."""
+    """Which built-in view suits a tensor: ``dense``, ``sparse``, ``tt``, ``quantized`` or ``structural`` (shown by
+    message)."""
     entry = _BUILTIN.best(tensor)
     return entry.key if entry is not None else STRUCTURAL

@@ -9,6 +9,8 @@ from typing import Any
 from ..dtypes import ZT_LONG_NAMES
 from ..errors import SchemaError
 from ..model import Component, Problem, Tensor, error, warning
+from ..quantized import LAYOUT as QUANTIZED_LAYOUT
+from ..quantized import RULE_TEXT as QUANTIZED_RULE
 from .zt_fast import v10_tensors
 from .zt_fields import (
     INDEX_ROLES,
@@ -74,7 +76,10 @@ def entry_name(index: int, name: Any, problems: list[Problem]) -> str:
 
 def parse_layout(fmt: Any, name: str, problems: list[Problem]) -> str:
     if type(fmt) is str:
-        if fmt not in REQUIRED_ROLES and fmt != "tensor_train":
+        if fmt == QUANTIZED_LAYOUT:      # ztensor 1.2.x: decoded by a rule the file does not state
+            problems.append(warning(f"format {fmt!r} records no dequantization rule; ztviewer shows values "
+                                    f"{QUANTIZED_RULE}", tensor=name, rule="v1.0 §7.3: new formats are extensions"))
+        elif fmt not in REQUIRED_ROLES and fmt != "tensor_train":
             problems.append(warning(f"format {fmt!r} {STRUCTURAL_NOTE}", tensor=name,
                                     rule="v1.0 §7.3: new formats are extensions"))
         return fmt

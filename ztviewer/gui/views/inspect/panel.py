@@ -20,6 +20,7 @@ from ztviewer.session.decode_cache import DecodedCache, shared_cache
 from ztviewer.session.file_session import FileSession
 from ztviewer.session.formatting import human_bytes, shape_text
 from ztviewer.session.inspect_data import (
+    DenseData,
     describe_error,
     expected_nbytes,
     load_dense,
@@ -28,7 +29,16 @@ from ztviewer.session.inspect_data import (
     presentations,
 )
 from ztviewer.session.structural import structural_note
-from ztviewer.session.view_registry import BUILTIN_PRIORITIES, DENSE, SPARSE, STRUCTURAL, TT, ViewRegistry, view_kind
+from ztviewer.session.view_registry import (
+    BUILTIN_PRIORITIES,
+    DENSE,
+    QUANTIZED,
+    SPARSE,
+    STRUCTURAL,
+    TT,
+    ViewRegistry,
+    view_kind,
+)
 
 from .file_stats import FileStatsView
 from .heatmap import HeatmapView
@@ -106,7 +116,7 @@ class InspectPanel(QWidget):
             slot.problem.connect(self._report_problem)
         self.views: ViewRegistry[ShowView] = ViewRegistry()
         for key, show in ((DENSE, self._show_dense), (SPARSE, self._show_sparse), (TT, self._show_tt),
-                          (STRUCTURAL, self._show_structural)):
+                          (QUANTIZED, self._show_quantized), (STRUCTURAL, self._show_structural)):
             self.views.register(key, BUILTIN_PRIORITIES[key], show)
         self.show_note("Select a tensor to inspect its values.")
 
@@ -173,6 +183,32 @@ class InspectPanel(QWidget):
         self.tt.compare.candidates = lambda shape: tt_reference_choices(tf, tensor, shape, self.cache)
         self.tt.set_data(load_tt(tf, tensor), tensor.name)
         self.stack.setCurrentWidget(self.tt)
+
+    def _show_quantized(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
+        from ztviewer.codec import quantized
+
+        q = quantized.quantized_group(tensor)          # a DecodeError here is shown as a note by show_tensor
+        budget = self.cache.budget if self.cache is not None else None
+        if budget is not None and q.codes * 4 > budget:
+            self.show_note(f"<b>{tensor.name}</b> dequantizes to {human_bytes(q.codes * 4)}, more than the inspect "
+                           f"cache budget of {human_bytes(budget)} (set ZTVIEWER_INSPECT_CACHE to raise it).")
+            return
+        self.loading_label.setText(f"Dequantizing {tensor.name} ({q.bits}-bit codes, groups of {q.group_size})…")
+        self.loading_bar.setRange(0, 0)
+        self.stack.setCurrentWidget(self.loading)
+        self.loader.start(lambda ctx: DenseData(quantized.dequantize(tf, tensor, cancelled=ctx.is_cancelled),
+                                                "float32"),
+                          lambda data: self._quantized_ready(data, tensor),
+                          failed=lambda text: self.show_note(f"Cannot dequantize <b>{tensor.name}</b>: {text}"))
+
+    def _quantized_ready(self, data: DenseData, tensor: Tensor) -> None:
+        from ztviewer.codec.quantized import RULE_TEXT
+
+        if tensor is not self.tensor:
+            return
+        self.stack.setCurrentWidget(self.heatmap)
+        self.heatmap.set_data(data, f"{tensor.name} ({RULE_TEXT})", ["float32"])
+        self.message.emit(f"{tensor.name}: {RULE_TEXT}")
 
     def _show_structural(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
         self.show_note(structural_note(tensor))
