@@ -16,7 +16,7 @@ from ztviewer.gui.views.inspect.export import SliceSource, save_png, save_svg, w
 from ztviewer.session.decode_cache import DecodedCache, owned_bytes
 from ztviewer.session.view_registry import view_kind
 
-EXPECTED_VIEW = {"dense": "heatmap", "sparse": "sparse", "tt": "tt", "structural": "note"}
+EXPECTED_VIEW = {"dense": "heatmap", "quantized": "heatmap", "sparse": "sparse", "tt": "tt", "structural": "note"}
 
 
 def corpus_files():
