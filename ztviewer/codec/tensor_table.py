@@ -11,7 +11,7 @@ for problems (:meth:`TensorTable.built`) touch no tensor. The first change to th
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, MutableSequence, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableSequence, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -37,6 +37,7 @@ class TensorTable(MutableSequence[Tensor]):
         "_built",
         "_list",
         "_made",
+        "_positions",
         "_spans",
         "base",
         "decoded",
@@ -70,6 +71,7 @@ class TensorTable(MutableSequence[Tensor]):
         self.decoded = decoded
         self._made: list[Tensor | None] = [None] * len(names)
         self._built = 0  # how many entries of _made are tensors (counting None would compare every Tensor)
+        self._positions: dict[int, int] = {}  # id(tensor) → position, for the tensors built so far
         self._list: list[Tensor] | None = None
         self._spans: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -84,6 +86,7 @@ class TensorTable(MutableSequence[Tensor]):
                               self.spelling, extra, *stored)
         self._made[i] = tensor
         self._built += 1
+        self._positions[id(tensor)] = i
         return tensor
 
     def _all(self) -> list[Tensor]:
@@ -95,6 +98,7 @@ class TensorTable(MutableSequence[Tensor]):
         if missing == len(made):
             made[:] = self._build_all()
             self._built = len(made)
+            self._positions = dict(zip(map(id, made), range(len(made))))
         elif missing:
             for i, tensor in enumerate(made):
                 if tensor is None:
@@ -202,6 +206,65 @@ class TensorTable(MutableSequence[Tensor]):
             return iter(self._list)
         return (t for t in self._made if t is not None)
 
+    def positions(self) -> Mapping[int, int]:
+        """``id(tensor)`` → position of every tensor built so far (a tensor not built has no identity yet);
+        live: tensors built later are added. Once the table became a list, a snapshot of that list."""
+        if self._list is not None:
+            return dict(zip(map(id, self._list), range(len(self._list))))
+        return self._positions
+
+    def component_counts(self) -> list[int]:
+        """Each tensor's number of components; an entry not built has its one ``data`` component."""
+        if self._list is not None:
+            return [t.component_count for t in self._list]
+        counts = [1] * len(self._made)
+        if self._built:
+            for i, tensor in enumerate(self._made):
+                if tensor is not None:
+                    counts[i] = tensor.component_count
+        return counts
+
+    def digest_counts(self) -> tuple[int, int]:
+        """``(components, components recording a digest)`` over every tensor, from the columns where not built."""
+        if self._list is not None:
+            return _digest_counts(self._list)
+        digests = self.digests
+        components = len(self._made)
+        recorded = 0 if digests is None else components - sum(d is None for d in digests)
+        if self._built:
+            for i, tensor in enumerate(self._made):
+                if tensor is not None:
+                    built = tensor.component_digests()
+                    components += len(built) - 1
+                    recorded += len(built) - built.count(None) - (digests is not None and digests[i] is not None)
+        return components, recorded
+
+    def split_built(self, positions: Iterable[int]) -> tuple[list[int], list[Tensor]]:
+        """``(positions of tensors not built yet, tensors built)`` among ``positions``."""
+        if self._list is not None:
+            return [], [self._list[p] for p in positions]
+        made = self._made
+        if not self._built:
+            return list(positions), []
+        unbuilt: list[int] = []
+        built: list[Tensor] = []
+        for p in positions:
+            tensor = made[p]
+            if tensor is None:
+                unbuilt.append(p)
+            else:
+                built.append(tensor)
+        return unbuilt, built
+
+    def stored_nbytes(self, positions: Iterable[int]) -> int:
+        """Stored bytes of the tensors at ``positions``, from the ``lengths`` column where not built."""
+        if self._list is not None:
+            return sum(self._list[p].stored_nbytes for p in positions)
+        made, lengths = self._made, self.lengths
+        if not self._built:
+            return sum(map(lengths.__getitem__, positions))
+        return sum(lengths[p] if made[p] is None else made[p].stored_nbytes for p in positions)  # type: ignore[union-attr]
+
     def plain_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Absolute ``(offsets, lengths)`` of the ``data`` components as ``uint64`` arrays while no tensor's
         component was built (so none can have changed), else ``None``."""
@@ -241,3 +304,42 @@ def tensor_names(tensors: Sequence[Tensor]) -> list[str]:
     if isinstance(tensors, TensorTable):
         return tensors.tensor_names()
     return [t.name for t in tensors]
+
+
+def tensor_positions(tensors: Sequence[Tensor]) -> Mapping[int, int]:
+    """``id(tensor)`` → position in ``tensors``; a :class:`TensorTable` answers for the tensors it built (the
+    only ones anybody can hold) without building the others."""
+    if isinstance(tensors, TensorTable):
+        return tensors.positions()
+    return {id(t): i for i, t in enumerate(tensors)}
+
+
+def component_counts(tensors: Sequence[Tensor]) -> list[int]:
+    """Each tensor's number of components, without building a table's tensors."""
+    if isinstance(tensors, TensorTable):
+        return tensors.component_counts()
+    return [t.component_count for t in tensors]
+
+
+def digest_counts(tensors: Iterable[Tensor]) -> tuple[int, int]:
+    """``(components, components recording a digest)``, without building a table's tensors or deferred
+    components."""
+    if isinstance(tensors, TensorTable):
+        return tensors.digest_counts()
+    return _digest_counts(tensors)
+
+
+def _digest_counts(tensors: Iterable[Tensor]) -> tuple[int, int]:
+    components = recorded = 0
+    for tensor in tensors:
+        digests = tensor.component_digests()
+        components += len(digests)
+        recorded += len(digests) - digests.count(None)
+    return components, recorded
+
+
+def stored_nbytes(tensors: Sequence[Tensor], positions: Iterable[int]) -> int:
+    """Stored bytes of the tensors at ``positions``, without building a table's tensors."""
+    if isinstance(tensors, TensorTable):
+        return tensors.stored_nbytes(positions)
+    return sum(tensors[p].stored_nbytes for p in positions)

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.model import Component, Tensor
+from ztviewer.codec.tensor_table import TensorTable, digest_counts
 
 # A parent row shows the most important state among its components (higher wins).
 PRIORITY = {DigestState.NONE: 0, DigestState.OK: 1, DigestState.UNCHECKED: 2, DigestState.INVALID: 3,
@@ -21,11 +22,7 @@ class DigestStates:
 
     def __init__(self, tensors: Iterable[Tensor]) -> None:
         self._changed: dict[tuple[int, str], DigestState] = {}
-        components = recorded = 0
-        for tensor in tensors:       # the digests alone: a deferred component is not built for them
-            digests = tensor.component_digests()
-            components += len(digests)
-            recorded += len(digests) - digests.count(None)
+        components, recorded = digest_counts(tensors)  # no deferred component or table entry is built for them
         self._totals: Counter[DigestState] = Counter({DigestState.UNCHECKED: recorded,
                                                       DigestState.NONE: components - recorded})
 
@@ -48,6 +45,17 @@ class DigestStates:
                 if state is DigestState.MISMATCH:
                     break
         return best
+
+    def of_members(self, tensors: Sequence[Tensor], positions: Iterable[int]) -> DigestState:
+        """:meth:`of_tensors` of ``tensors[p]`` for each of ``positions``. The tensors a table has not built are
+        in their initial state (nobody could verify them): unchecked when the digest column records one."""
+        if not isinstance(tensors, TensorTable):
+            return self.of_tensors(tensors[p] for p in positions)
+        unbuilt, built = tensors.split_built(positions)
+        state = self.of_tensors(built)
+        digests = tensors.digests
+        recorded = unbuilt and digests is not None and any(digests[p] is not None for p in unbuilt)
+        return DigestState.UNCHECKED if recorded and PRIORITY[state] < PRIORITY[DigestState.UNCHECKED] else state
 
     def of_file(self) -> DigestState:
         return worst(s for s, n in self._totals.items() if n)

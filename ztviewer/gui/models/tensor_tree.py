@@ -13,6 +13,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
+from ztviewer.codec.tensor_table import component_counts, tensor_names, tensor_positions
 from ztviewer.session.digest_states import DigestStates
 from ztviewer.session.file_session import FileSession
 from ztviewer.session.tree_nodes import (
@@ -61,8 +62,8 @@ class TensorTreeModel(QAbstractItemModel):
         self.tensors = tensor_file.tensors
         self.digests: DigestStates = self.session.digests
         self.session.digests_changed.connect(self._repaint_digests)
-        self._position = {id(t): i for i, t in enumerate(self.tensors)}
-        self._component_counts = [t.component_count for t in self.tensors]
+        self._position = tensor_positions(self.tensors)  # a table's tensors are built only when shown
+        self._component_counts = component_counts(self.tensors)
         self._roles: dict[int, list[str]] = {}      # position -> component roles, for tensors shown expanded
         self._order = list(range(len(self.tensors)))
         self._rank = list(self._order)
@@ -76,7 +77,7 @@ class TensorTreeModel(QAbstractItemModel):
         self._found_in_file: list[Problem] = []
         self._by_name: dict[str, int] | None = None
         if grouped:
-            self._grouping = Grouping([t.name for t in self.tensors], self._rank)
+            self._grouping = Grouping(tensor_names(self.tensors), self._rank)
 
     def set_edit_overlay(self, overlay) -> None:
         """Show pending renames and deletions through ``overlay`` (its ``data(index, role)`` and ``renamed()``)."""
@@ -111,7 +112,7 @@ class TensorTreeModel(QAbstractItemModel):
 
     def shown_names(self) -> list[str]:
         """Every tensor's name as the name column shows it, by position: pending renames applied."""
-        names = [t.name for t in self.tensors]
+        names = tensor_names(self.tensors)
         if self.edit_overlay is not None:
             for key, new_name in self.edit_overlay.renamed().items():
                 names[self._position[key]] = new_name
@@ -155,7 +156,7 @@ class TensorTreeModel(QAbstractItemModel):
         self.beginResetModel()
         self._grouping = None
         if grouped:
-            self._grouping = Grouping([t.name for t in self.tensors], self._rank,
+            self._grouping = Grouping(tensor_names(self.tensors), self._rank,
                                       self._sort[1] == Qt.SortOrder.DescendingOrder and self._sort[0] == Column.NAME)
         self._group_states.clear()
         self.endResetModel()
@@ -221,8 +222,7 @@ class TensorTreeModel(QAbstractItemModel):
     def group_state(self, group: TensorGroup) -> DigestState:
         state = self._group_states.get(group.node_id)
         if state is None:
-            state = self._group_states[group.node_id] = self.digests.of_tensors(
-                self.tensors[p] for p in group.members)
+            state = self._group_states[group.node_id] = self.digests.of_members(self.tensors, group.members)
         return state
 
     # -- structure -----------------------------------------------------------------------------------------

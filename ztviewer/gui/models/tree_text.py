@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
+from ztviewer.codec.tensor_table import stored_nbytes
 from ztviewer.session.digest_states import PRIORITY, DigestStates
 from ztviewer.session.formatting import exact_bytes, hex_offset, human_bytes, natural_key, shape_text
 from ztviewer.session.tree_nodes import TensorGroup
@@ -149,7 +150,7 @@ def _file_cell(model: TensorTreeModel, tf: TensorFile, column: Column, role: int
 def _group_cell(model: TensorTreeModel, group: TensorGroup, column: Column, role: int) -> Any:
     if column == Column.STORED and role in (R.DisplayRole, TreeRole.SORT, R.ToolTipRole):
         if group.stored_nbytes is None:
-            group.stored_nbytes = sum(model.tensors[p].stored_nbytes for p in group.members)
+            group.stored_nbytes = stored_nbytes(model.tensors, group.members)
         return {R.DisplayRole: human_bytes(group.stored_nbytes), TreeRole.SORT: group.stored_nbytes,
                 R.ToolTipRole: exact_bytes(group.stored_nbytes)}[role]
     if role in (R.DisplayRole, TreeRole.SORT):
