@@ -11,7 +11,7 @@ from PySide6.QtCore import QRectF, Qt
 from safetensors.numpy import save_file
 
 from ztviewer.analysis.diff import AttrKind
-from ztviewer.codec.arrays import save_arrays
+from ztviewer.codec.arrays import SparseArray, TensorTrainArray, save_arrays
 from ztviewer.codec.dtypes import to_float32
 from ztviewer.gui.compare.attributes_model import AttributeChangesModel
 from ztviewer.gui.compare.compare_view import CompareView
@@ -292,4 +292,101 @@ def test_a_and_b_share_colour_levels(qtbot, tmp_path):
     assert pair.levels("B") != (a_low, a_high)
     pair.link_levels.setChecked(True)
     assert pair.levels("A") == pair.levels("B") == (low, high)
+    view.shutdown()
+
+
+def _csr(dense: np.ndarray) -> SparseArray:
+    rows, cols = np.nonzero(dense)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=dense.shape[0]))]).astype(np.uint64)
+    return SparseArray("sparse_csr", dense.shape, dense[rows, cols], indices=cols.astype(np.uint64), indptr=indptr)
+
+
+@pytest.fixture
+def sparse_pairs(tmp_path):
+    """``s``: CSR in both, one value changed, one entry added, one removed; ``m``: CSR in A, dense in B;
+    ``c``: a rank-3 COO in both with one value changed."""
+    rng = np.random.default_rng(7)
+    a_dense = np.where(rng.random((60, 50)) < 0.05, rng.standard_normal((60, 50)), 0).astype(np.float32)
+    b_dense = a_dense.copy()
+    r, c = np.argwhere(a_dense)[3]
+    b_dense[r, c] += 1.5                                      # changed
+    b_dense[0, 49] = 7.0 if a_dense[0, 49] == 0 else a_dense[0, 49] + 7.0   # added (or changed)
+    r2, c2 = np.argwhere(a_dense)[-1]
+    b_dense[r2, c2] = 0.0                                     # removed
+    m_b = a_dense.copy()
+    m_b[5, 5] -= 2.0
+    coords = np.array([[0, 1, 2, 2], [1, 3, 0, 4], [2, 2, 5, 1]], dtype=np.uint64)
+    coo_a = SparseArray("sparse_coo", (3, 5, 6), np.array([1, 2, 3, 4], np.float32), coords=coords)
+    coo_b = SparseArray("sparse_coo", (3, 5, 6), np.array([1, 2, 3.5, 4], np.float32), coords=coords)
+    save_arrays(tmp_path / "a.zt", {"s": _csr(a_dense), "m": _csr(a_dense), "c": coo_a}, "zt")
+    save_arrays(tmp_path / "b.zt", {"s": _csr(b_dense), "m": m_b, "c": coo_b}, "zt")
+    return tmp_path / "a.zt", tmp_path / "b.zt", a_dense, {"s": b_dense, "m": m_b}
+
+
+def _delta_entries(qtbot, view):
+    sparse = view.pair_view.sparse
+    qtbot.waitUntil(lambda: all(sparse.spies[s].prepared is not None for s in ("A", "B", "Δ")), timeout=10_000)
+    return sparse, sparse.entries
+
+
+def test_sparse_pairs_show_spy_plots_and_the_differing_entries(qtbot, sparse_pairs):
+    a, b, a_dense, b_dense = sparse_pairs
+    view = run_compare(qtbot, a, b)
+    for name in ("s", "m"):
+        assert view.select_name(name)
+        assert view.pair_view.pages.currentWidget() is view.pair_view.sparse
+        sparse, entries = _delta_entries(qtbot, view)
+        expected = b_dense[name].astype(np.float64) - a_dense.astype(np.float64)
+        where = np.argwhere(expected != 0)
+        np.testing.assert_array_equal(entries.coords.T, where)            # row-major, exactly the differing ones
+        np.testing.assert_array_equal(entries.delta, expected[expected != 0])
+        assert sparse.spies["Δ"].prepared.facts.nnz == len(where) and not entries.truncated
+        assert sparse.spies["A"].prepared.facts.nnz == np.count_nonzero(a_dense)
+        assert sparse.spies["B"].prepared.facts.nnz == np.count_nonzero(b_dense[name])
+        assert f"{len(where):,} differing" in sparse.labels["Δ"].text()
+    sparse.spies["A"].plot.view.setRange(QRectF(10, 20, 8, 6), padding=0)   # zoom one: all three follow
+    qtbot.waitUntil(lambda: sparse.view_range("Δ") == sparse.view_range("A"))
+    assert sparse.view_range("B") == sparse.view_range("A")
+    assert view.select_name("c")                                             # rank-3 COO: no densifying
+    sparse, entries = _delta_entries(qtbot, view)
+    np.testing.assert_array_equal(entries.coords, [[2], [0], [5]])
+    assert entries.delta.tolist() == [0.5]
+    view.select_name("s")
+    view.shutdown()
+
+
+def test_differing_entries_are_bounded(sparse_pairs):
+    from ztviewer.analysis.diff.entries import differing_entries
+    from ztviewer.codec import open_file
+
+    a, b, _, _ = sparse_pairs
+    with open_file(str(a)) as tf_a, open_file(str(b)) as tf_b:
+        found = differing_entries(tf_a, tf_a.tensor("m"), tf_b, tf_b.tensor("m"), limit=0)
+        assert found.truncated and found.count == 0
+        found = differing_entries(tf_a, tf_a.tensor("s"), tf_b, tf_b.tensor("s"), limit=2, chunk_elements=7)
+        assert found.truncated and found.count == 2
+
+
+def test_tensor_train_pair_compares_reconstructed_slices(qtbot, tmp_path):
+    rng = np.random.default_rng(11)
+    cores = [rng.standard_normal((1, 6, 2)), rng.standard_normal((2, 7, 3)), rng.standard_normal((3, 5, 1))]
+    full = np.einsum("aib,bjc,ckd->ijk", *cores)
+    nudged = full.copy()
+    nudged[4, 2, 3] += 0.25
+    save_arrays(tmp_path / "a.zt", {"t": TensorTrainArray(cores)}, "zt")
+    save_arrays(tmp_path / "b.zt", {"t": nudged}, "zt")
+    view = run_compare(qtbot, tmp_path / "a.zt", tmp_path / "b.zt")
+    select(qtbot, view, "t")
+    pair = view.pair_view
+    assert pair.pages.currentIndex() == 0
+    delta = pair.heatmaps["Δ"]
+    qtbot.waitUntil(lambda: delta.base is not None and delta.base.image.exact, timeout=10_000)
+    plane = pair.session.plane
+    assert plane.axes == (1, 2) and plane.fixed == ((0, 0),)
+    np.testing.assert_allclose(delta.base.image.data, (nudged - full)[0], atol=1e-12)
+    view.session.jump_to((4, 2, 3))
+    qtbot.waitUntil(lambda: delta.base is not None and delta.base.image.exact and pair.session.plane.fixed == ((0, 4),)
+                    and delta.base.image.data[2, 3] != 0, timeout=10_000)
+    np.testing.assert_allclose(delta.base.image.data, (nudged - full)[4], atol=1e-12)
+    assert delta.data.value((4, 2, 3)) == pytest.approx(0.25)
     view.shutdown()

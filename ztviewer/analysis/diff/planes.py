@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ztviewer.codec.dtypes import DTYPES
 from .accumulate import presenter
 
 
-def _numbers(bits: np.ndarray, dtype_name: str, work: np.dtype) -> np.ndarray:
+def as_numbers(bits: np.ndarray, dtype_name: str, work: np.dtype) -> np.ndarray:
     return np.asarray(presenter(dtype_name)(np.asarray(bits))).astype(work, copy=False)
 
 
@@ -32,7 +33,7 @@ class DifferencePlane:
     """
 
     def __init__(self, a: np.ndarray, dtype_a: str, b: np.ndarray, dtype_b: str) -> None:
-        if a.shape != b.shape:
+        if tuple(a.shape) != tuple(b.shape):
             raise ValueError(f"planes differ in shape: {a.shape} vs {b.shape}")
         self.a, self.b, self.dtype_a, self.dtype_b = a, b, dtype_a, dtype_b
         self.dtype = work_dtype(dtype_a, dtype_b)
@@ -41,7 +42,8 @@ class DifferencePlane:
 
     def __getitem__(self, key) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
-            return _numbers(self.b[key], self.dtype_b, self.dtype) - _numbers(self.a[key], self.dtype_a, self.dtype)
+            b = as_numbers(self.b[key], self.dtype_b, self.dtype)
+            return b - as_numbers(self.a[key], self.dtype_a, self.dtype)
 
 
 @dataclass(slots=True)
@@ -78,10 +80,43 @@ class DifferenceData:
 
     def value(self, index: tuple[int, ...]) -> object:
         work = work_dtype(self.dtype_a, self.dtype_b)
-        a = _numbers(np.asarray(self.a[index]).reshape(1), self.dtype_a, work)
-        b = _numbers(np.asarray(self.b[index]).reshape(1), self.dtype_b, work)
+        a = as_numbers(np.asarray(self.a[index]).reshape(1), self.dtype_a, work)
+        b = as_numbers(np.asarray(self.b[index]).reshape(1), self.dtype_b, work)
         with np.errstate(invalid="ignore", over="ignore"):
             return (b - a)[0].item()
+
+
+@dataclass(slots=True)
+class SliceDifference:
+    """B − A of two tensors shown through their 2-D planes: any objects with ``shape``, ``plane(axes, fixed)``
+    and ``value(index)`` (a tensor train's reconstructed slices included); ``dtype_a`` / ``dtype_b`` name
+    what their planes hold (stored bits of that dtype, or plain numbers as ``float64`` / ``complex128``)."""
+
+    a: Any
+    dtype_a: str
+    b: Any
+    dtype_b: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.a.shape)
+
+    @property
+    def dtype_name(self) -> str:
+        return "complex128" if work_dtype(self.dtype_a, self.dtype_b).kind == "c" else "float64"
+
+    @property
+    def kind(self) -> str:
+        return DTYPES[self.dtype_name].kind
+
+    def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> DifferencePlane:
+        return DifferencePlane(self.a.plane(axes, fixed), self.dtype_a, self.b.plane(axes, fixed), self.dtype_b)
+
+    def value(self, index: tuple[int, ...]) -> object:
+        a, b = self.a.value(index), self.b.value(index)
+        if isinstance(a, (int, float, complex)) and isinstance(b, (int, float, complex)):
+            return b - a
+        return None
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QSplitter,
+    QStackedWidget,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -20,12 +21,13 @@ from PySide6.QtWidgets import (
 from ztviewer.analysis.diff.planes import (
     DifferenceData,
     PairHistograms,
+    SliceDifference,
     pair_histograms,
 )
 from ztviewer.codec.model import Tensor, TensorFile
 from ztviewer.session.comparison import ComparisonSession, Plane, plane_position
 from ztviewer.session.decode_cache import DecodedCache, shared_cache
-from ztviewer.session.inspect_data import DenseData, format_value, load_dense
+from ztviewer.session.inspect_data import DenseData, TTData, format_value, load_dense, load_tt
 from ztviewer.session.view_registry import view_kind
 
 from ..views.inspect import levels as lv
@@ -34,6 +36,7 @@ from ..views.inspect.heatmap import HeatmapView
 from ..views.inspect.image_plot import palette_colors, style_plot
 from ..views.inspect.runner import JobSlot
 from .pairs_model import STATUS_TEXT, verdict_color
+from .sparse_pair import SparsePairView
 from .worst_model import WorstModel
 
 #: elements around a jumped-to element kept in view (each way).
@@ -45,17 +48,32 @@ HIST_A, HIST_B = (0x29, 0x80, 0xB9), (0xE6, 0x7E, 0x22)
 class PairData:
     """What a selected pair's views show (loaded on a worker)."""
 
-    a: DenseData
-    b: DenseData
+    a: DenseData | TTData
+    b: DenseData | TTData
     histograms: PairHistograms | None
+
+
+def _load_side(tf: TensorFile, tensor: Tensor, cache: DecodedCache | None, cancelled) -> DenseData | TTData:
+    if view_kind(tensor) == "tt":
+        return load_tt(tf, tensor)
+    return load_dense(tf, tensor, cache=cache, cancelled=cancelled)
+
+
+def plane_dtype(data: DenseData | TTData) -> str:
+    """What a side's planes hold: stored bits of its dtype, or (tensor trains) reconstructed numbers."""
+    if isinstance(data, TTData):
+        return "complex128" if data.kind == "complex" else "float64"
+    return data.dtype_name
 
 
 def load_pair(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, cache: DecodedCache | None,
               cancelled=None) -> PairData:
-    data_a = load_dense(tf_a, a, cache=cache, cancelled=cancelled)
-    data_b = load_dense(tf_b, b, cache=cache, cancelled=cancelled)
-    histograms = pair_histograms(data_a.array, data_a.dtype_name, data_b.array, data_b.dtype_name,
-                                 cancelled=cancelled)
+    data_a = _load_side(tf_a, a, cache, cancelled)
+    data_b = _load_side(tf_b, b, cache, cancelled)
+    histograms = None
+    if isinstance(data_a, DenseData) and isinstance(data_b, DenseData):
+        histograms = pair_histograms(data_a.array, data_a.dtype_name, data_b.array, data_b.dtype_name,
+                                     cancelled=cancelled)
     return PairData(data_a, data_b, histograms)
 
 
@@ -133,6 +151,8 @@ class PairView(QWidget):
         self.worst.clicked.connect(self._worst_clicked)
         self.worst.activated.connect(self._worst_clicked)
         self.slot = JobSlot(pool, self)
+        self.sparse = SparsePairView(pool, self.cache)
+        self.sparse.setObjectName("compareSparsePair")
         self.link_levels = QCheckBox("Link levels")
         self.link_levels.setObjectName("compareLinkLevels")
         self.link_levels.setToolTip("A and B use one colour map and the same colour levels, computed from both "
@@ -163,8 +183,11 @@ class PairView(QWidget):
         bottom.addWidget(self.histogram)
         bottom.addWidget(worst_box)
         bottom.setSizes([500, 400])
+        self.pages = QStackedWidget()
+        self.pages.addWidget(maps)
+        self.pages.addWidget(self.sparse)
         body = QSplitter(Qt.Orientation.Vertical)
-        body.addWidget(maps)
+        body.addWidget(self.pages)
         body.addWidget(bottom)
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 1)
@@ -207,10 +230,19 @@ class PairView(QWidget):
         if a is None or b is None or self.session.tf_a is None or self.session.tf_b is None:
             self._message("Only one side has this tensor")
             return
-        if view_kind(a) != "dense" or view_kind(b) != "dense":
-            self._message(f"Heatmaps show dense tensors (A is {a.layout}, B is {b.layout})")
-            return
+        kinds = {view_kind(a), view_kind(b)}
         tf_a, tf_b, cache = self.session.tf_a, self.session.tf_b, self.cache
+        if "sparse" in kinds and kinds <= {"sparse", "dense"}:
+            self.pages.setCurrentWidget(self.sparse)
+            self.axes.set_shape(())
+            self.link_levels.hide()
+            self.sparse.show_pair(tf_a, a, tf_b, b, pair.name)
+            return
+        self.pages.setCurrentIndex(0)
+        self.link_levels.show()
+        if not kinds <= {"dense", "tt"}:
+            self._message(f"Heatmaps show dense, sparse and tensor-train tensors (A is {a.layout}, B is {b.layout})")
+            return
         self._message("reading…")
         self.slot.start(lambda task: load_pair(tf_a, a, tf_b, b, cache, task.is_cancelled), self._loaded,
                         failed=self._message)
@@ -228,7 +260,11 @@ class PairView(QWidget):
         self.heatmaps["B"].set_data(data.b, name + " (B)")
         if data.a.shape == data.b.shape:
             delta = self.heatmaps["Δ"]
-            difference = DifferenceData(data.a.array, data.a.dtype_name, data.b.array, data.b.dtype_name)
+            difference: DifferenceData | SliceDifference
+            if isinstance(data.a, DenseData) and isinstance(data.b, DenseData):
+                difference = DifferenceData(data.a.array, data.a.dtype_name, data.b.array, data.b.dtype_name)
+            else:    # a tensor train: Δ of the reconstructed slices
+                difference = SliceDifference(data.a, plane_dtype(data.a), data.b, plane_dtype(data.b))
             delta.set_data(difference, name + " (B − A)")  # type: ignore[arg-type]  # DenseData's interface
             if delta.data is not None and delta.data.kind != "complex":  # zero is white: signs stand out
                 delta.controls.colormap.setCurrentText(lv.DEFAULT_DIVERGING)
@@ -323,6 +359,12 @@ class PairView(QWidget):
             self.session.jump_to(position)
 
     def _on_focus(self, focus: tuple[int, ...] | None) -> None:
+        if focus is not None and self.pages.currentWidget() is self.sparse:
+            if len(focus) == 2:
+                self.sparse.centre(int(focus[0]), int(focus[1]), FOCUS_RADIUS)
+            elif len(focus) == 1:
+                self.sparse.centre(0, int(focus[0]), FOCUS_RADIUS)
+            return
         if focus is None or self.data is None:
             for marker in self.markers.values():
                 marker.hide()
@@ -363,6 +405,7 @@ class PairView(QWidget):
 
     def shutdown(self) -> None:
         self.slot.shutdown()
+        self.sparse.shutdown()
         for view in self.heatmaps.values():
             view.shutdown()
         self.session.selection_changed.disconnect(self._on_selection)

@@ -181,6 +181,16 @@ class SparseView(QWidget):
         self.project.setVisible(False)
         self._start(lambda ctx: source)
 
+    def show_source(self, title: str, make_source) -> None:
+        """Show what ``make_source(ctx)`` returns (a spy source, built on a worker; no axis choice)."""
+        self.title.setText(title)
+        self._loader = None
+        self._coo = False
+        self.back_button.hide()
+        self.axes.setVisible(False)
+        self.project.setVisible(False)
+        self._start(make_source)
+
     def slice_source(self) -> SliceSource | None:
         return None
 
