@@ -64,7 +64,7 @@ def _ours(folder: Path) -> Callable[[], list[tuple[str, str]]]:
     def run() -> list[tuple[str, str]]:
         tf = open_path(folder)
         try:
-            return [(t.extra["shard"], t.name) for t in tf.tensors]
+            return [(t.shard, t.name) for t in tf.tensors]
         finally:
             tf.close()
     return run

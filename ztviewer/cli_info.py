@@ -66,9 +66,8 @@ def tensor_entry(tf: TensorFile, t: Tensor, with_hash: bool) -> dict[str, Any]:
         ],
         "problems": [problem_json(p) for p in problems] if problems else [],
     }
-    shard = t.extra_value("shard", _ABSENT)
-    if shard is not _ABSENT:
-        entry["shard"] = shard
+    if t.shard is not None:
+        entry["shard"] = t.shard
     if tf.format == "zt-v2":
         entry["content_digest"] = _v2().object_content_digest(t)
     if with_hash:
@@ -220,8 +219,8 @@ def _tensor_lines(tf: TensorFile, t: Tensor, with_hash: bool) -> list[str]:
         entry: dict[str, Any] = {}
         _add_hash(tf, t, entry)
         line += f"  sha256={entry['sha256']}"
-    if "shard" in t.extra:
-        line += f"  (shard {printable(str(t.extra['shard']))})"
+    if t.shard is not None:
+        line += f"  (shard {printable(t.shard)})"
     lines = [line]
     if tf.format == "zt-v2" and (digest := _v2().object_content_digest(t)):
         lines.append(f"    content id: {printable(str(digest))}")

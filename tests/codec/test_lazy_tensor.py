@@ -34,9 +34,9 @@ def test_containers_are_created_on_first_use_and_stay_per_tensor():
     a, b = dense_tensor("a", "uint8", (1,), 0, 0, 1), dense_tensor("b", "uint8", (1,), 1, 1, 1)
     a.attributes["k"] = 1
     a.problems.append(error("bad", tensor="a"))
-    a.extra["shard"] = "s"
-    assert b.extra_value("shard", "none") == "none" and b._extra is None
-    assert a.extra_value("shard") == "s"
+    a.extra["nnz"] = 3
+    assert b.extra_value("nnz", "none") == "none" and b._extra is None
+    assert a.extra_value("nnz") == 3
     assert (b.attributes, b.problems, b.extra) == ({}, [], {})
     assert a.has_errors and not b.has_errors
     b.components["data"].offset = 9

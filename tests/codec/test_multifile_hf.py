@@ -32,14 +32,14 @@ def test_clean_checkpoint_is_one_set_with_each_tensor_in_its_shard(tmp_path):
         assert messages(tf) == []
         assert tf.attributes == {"total_size": sum(a.nbytes for t in arrays.values() for a in t.values())}
         expected = {(name, shard) for shard, tensors in arrays.items() for name in tensors}
-        assert {(t.name, t.extra["shard"]) for t in tf.tensors} == expected
+        assert {(t.name, t.shard) for t in tf.tensors} == expected
         assert [t.index for t in tf.tensors] == list(range(6))
         assert tf.size == sum((tmp_path / s).stat().st_size for s in arrays)
         assert [row["name"] for row in tf.extra["shards"]] == [SHARD1, SHARD2, SHARD3]
         assert [row["tensors"] for row in tf.extra["shards"]] == [2, 2, 2]
         for t in tf.tensors:
-            want = arrays[t.extra["shard"]][t.name]
-            assert t.extra["source"].path == str(tmp_path / t.extra["shard"])
+            want = arrays[t.shard][t.name]
+            assert t.source.path == str(tmp_path / t.shard)
             np.testing.assert_array_equal(to_dense(tf, t), want)
             assert content_sha256(tf, t) == array_sha256(want, t.dtype)
         report = check_file(tf)
@@ -74,7 +74,7 @@ def test_missing_shard_is_an_error_naming_it_and_the_rest_still_opens(tmp_path, 
         assert len(errors) == 1
         assert SHARD2 in errors[0] and "missing" in errors[0] and "2 mapped tensor(s)" in errors[0]
         assert "model.layers.1.weight" in errors[0]
-        assert sorted(t.extra["shard"] for t in tf.tensors) == [SHARD1, SHARD1, SHARD3, SHARD3]
+        assert sorted(t.shard for t in tf.tensors) == [SHARD1, SHARD1, SHARD3, SHARD3]
         row = tf.extra["shards"][1]
         assert row["missing"] is True and row["problems"] == 1 and row["size"] is None
     assert main(["check", str(tmp_path)]) == 1
@@ -89,7 +89,7 @@ def test_mapped_tensor_absent_from_its_shard(tmp_path, capsys):
     index = hf_checkpoint(tmp_path, arrays, weight_map=weight_map)
     with open_path(index) as tf:
         ghost = tf.tensor("model.layers.9.extra")
-        assert ghost.extra == {"shard": SHARD3, "missing": True} and ghost.components == {}
+        assert ghost.shard == SHARD3 and ghost.extra == {"missing": True} and ghost.components == {}
         assert ghost.has_errors and SHARD3 in ghost.problems[0].message
         assert [t.index for t in tf.tensors] == list(range(7))
         assert check_file(tf).tensors_decoded == 6
@@ -105,7 +105,7 @@ def test_tensor_in_a_shard_but_not_in_the_map_is_a_warning(tmp_path, capsys):
     index = hf_checkpoint(tmp_path, arrays, weight_map=weight_map, total_size=None)
     with open_path(index) as tf:
         bias = tf.tensor("model.layers.0.bias")
-        assert bias.extra["shard"] == SHARD1 and not bias.has_errors
+        assert bias.shard == SHARD1 and not bias.has_errors
         assert [p.severity.value for p in bias.problems] == ["warning"]
         assert "does not list it" in bias.problems[0].message and SHARD1 in bias.problems[0].message
     assert main(["check", str(index)]) == 0
@@ -189,7 +189,7 @@ def test_index_pointing_outside_its_folder_is_refused(tmp_path):
     index.write_text(json.dumps({"weight_map": {"x": "../evil.safetensors"}}))
     with open_path(index) as tf:
         assert "inside it" in messages(tf, "error")[0]
-        assert all(t.extra_value("source") is None for t in tf.tensors)   # nothing was read from it
+        assert all(t.source is None for t in tf.tensors)   # nothing was read from it
         assert all(s.source is None for s in tf.shards)
 
 
@@ -238,5 +238,5 @@ def test_shard_file_is_one_shard_with_its_header_regions(tmp_path):
             (length,) = struct.unpack("<Q", (tmp_path / shard.name).read_bytes()[:8])
             assert [(r.kind, r.offset, r.length) for r in one.regions] == [("header-length", 0, 8),
                                                                             ("header", 8, length)]
-            assert [t.name for t in one.tensors] == [t.name for t in tf.tensors if t.extra["shard"] == shard.name]
+            assert [t.name for t in one.tensors] == [t.name for t in tf.tensors if t.shard == shard.name]
             assert one.source is shard.source and one.format == "safetensors"

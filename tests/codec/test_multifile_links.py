@@ -40,7 +40,7 @@ def test_shard_linked_outside_the_folder_is_read_and_named(tmp_path, capsys):
         assert any(str(blobs / "abc123") in m and "outside the set's folder" in m and SHARD1 in m for m in warned)
         assert not messages(tf, "error")
         for t in tf.tensors:
-            np.testing.assert_array_equal(to_dense(tf, t), arrays[t.extra["shard"]][t.name])
+            np.testing.assert_array_equal(to_dense(tf, t), arrays[t.shard][t.name])
         assert check_file(tf).ok
 
 
@@ -65,7 +65,7 @@ def test_fifo_as_a_shard_is_an_error_not_a_hang(tmp_path, capsys):
     with open_path(index) as tf:
         (error,) = [m for m in messages(tf, "error") if SHARD2 in m]
         assert "FIFO" in error and "not a regular file" in error
-        sound = {t.extra["shard"] for t in tf.tensors if not t.has_errors}
+        sound = {t.shard for t in tf.tensors if not t.has_errors}
         assert sound == {SHARD1, "model-00003-of-00003.safetensors"}
     assert main(["check", str(index)]) == 1
 

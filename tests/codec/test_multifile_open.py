@@ -193,7 +193,7 @@ def test_set_reads_every_shard_as_the_single_file_reader_does(tmp_path, case):
             assert mine == [f"shard {first!r}: {p.message}" for p in single.problems]
         else:
             assert len(mine) == 1 and single.problems[0].message in mine[0]
-        assert tf.tensor("plain").extra["index_in_shard"] == 0
+        assert tf.tensor("plain").index_in_shard == 0
         assert tf.tensor("plain").index == len(shard.tensors)
 
 
@@ -222,6 +222,6 @@ def test_batch_path_matches_reader_on_real_files(tmp_path):
                     for t in tensors] == [(t.name, t.dtype, t.shape, t.components["data"].offset,
                                            t.components["data"].length) for t in single.tensors]
             assert [t.index for t in tensors] == list(range(index, index + len(tensors)))
-            assert [t.extra["index_in_shard"] for t in tensors] == [t.index for t in single.tensors]
+            assert [t.index_in_shard for t in tensors] == [t.index for t in single.tensors]
             assert data_bytes == sum(t.components["data"].length for t in single.tensors)
             index += len(tensors)

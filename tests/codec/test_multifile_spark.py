@@ -26,7 +26,7 @@ def test_clean_batch_dataset(tmp_path, capsys):
         assert tf.attributes["total_samples"] == 12 and "shards" not in tf.attributes
         assert tf.attributes["schema"]["image"] == {"dtype": "F32", "shape": [4, 3, 2]}
         names = [spark_name(i) for i in range(3)]
-        pairs = [(t.extra["shard"], t.name) for t in tf.tensors]  # shard by shard, each in its header's order
+        pairs = [(t.shard, t.name) for t in tf.tensors]  # shard by shard, each in its header's order
         assert sorted(pairs) == [(s, n) for s in names for n in ("image", "label")]
         assert [shard for shard, _ in pairs] == [s for s in names for _ in range(2)]
         rows = tf.extra["shards"]
@@ -72,9 +72,9 @@ def test_kv_mode_counts_distinct_keys(tmp_path):
 def test_names_repeating_across_shards_are_all_kept(tmp_path):
     with open_path(spark_dataset(tmp_path, n_shards=4)) as tf:
         assert [t.name for t in tf.tensors].count("image") == 4
-        assert len({t.extra["shard"] for t in tf.tensors}) == 4
+        assert len({t.shard for t in tf.tensors}) == 4
         assert [t.index for t in tf.tensors] == list(range(8))
-        assert [t.extra["index_in_shard"] for t in tf.tensors] == [0, 1] * 4
+        assert [t.index_in_shard for t in tf.tensors] == [0, 1] * 4
 
 
 def test_wrong_counts_and_bytes(tmp_path, capsys):
@@ -96,8 +96,8 @@ def test_schema_dtype_and_shape_mismatch_name_shard_and_tensor(tmp_path, capsys)
     manifest = spark_dataset(tmp_path, shard_tensors={1: bad})
     with open_path(manifest) as tf:
         shard = spark_name(1)
-        image = next(t for t in tf.tensors if t.extra["shard"] == shard and t.name == "image")
-        label = next(t for t in tf.tensors if t.extra["shard"] == shard and t.name == "label")
+        image = next(t for t in tf.tensors if t.shard == shard and t.name == "image")
+        label = next(t for t in tf.tensors if t.shard == shard and t.name == "label")
         assert "per-sample shape [3, 5] (tensor shape [4, 3, 5]) does not match" in image.problems[0].message
         assert "dtype is I32 but the manifest schema says I64" in label.problems[0].message
         assert all(p.message.startswith(f"shard {shard!r}: ") for p in image.problems + label.problems)

@@ -330,7 +330,7 @@ def _single_file_batch(heads: list, sizes: list, shards: list, sources: list, fi
             tensors = []
             for i, tensor in enumerate(tf.tensors):
                 assert tensor.index == i
-                tensor.extra.update(shard=shard, source=source, index_in_shard=i)
+                tensor.shard, tensor.source, tensor.index_in_shard = shard, source, i
                 tensor.index = index + i
                 tensors.append(tensor)
             data_bytes = sum(t.components["data"].length for t in tensors)

@@ -28,7 +28,9 @@ class Component:
 
     ``dtype`` is the canonical name of the stored elements (``uint64`` for sparse indices); ``encoding`` is
     ``raw``, ``zstd`` or whatever unknown string the file holds; ``digest`` is the file's own spelling
-    (``crc32c:0x1A2B3C4D`` / ``sha256:…``).
+    (``crc32c:0x1A2B3C4D`` / ``sha256:…``). A component stored in another file of a set (a zTensor v2 part with
+    a ``shard``) names that ``shard`` and, once it is opened, its ``source``; ``extra`` holds only format fields
+    shown in Properties.
     """
 
     role: str
@@ -40,6 +42,8 @@ class Component:
     byte_order: str = "little"
     uncompressed_length: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    shard: str | None = None
+    source: Source | None = None
 
     @property
     def end(self) -> int:
@@ -61,27 +65,32 @@ class Tensor:
 
     ``layout`` is canonical (``dense``, ``sparse_csr``, ``sparse_coo``, ``tensor_train``, or the file's own
     string for layouts ztviewer shows structurally only); ``layout_spelling`` is what the file wrote.
-    ``index`` is the position in the file's manifest, which keeps duplicate names apart.
+    ``index`` is the position in the file's manifest, which keeps duplicate names apart. A member of a multi-file
+    set names its ``shard``, the ``source`` holding its bytes and its ``index_in_shard`` (``None`` otherwise).
 
     A file may hold 100,000 tensors, most of which nobody looks at, so the containers (``components``,
     ``attributes``, ``problems``, ``extra``) are created on first access; :func:`dense_tensor` makes a plain
     one-component tensor that builds its ``data`` component only then. Either way a tensor reads the same.
     """
 
-    __slots__ = ("name", "dtype", "shape", "layout", "layout_spelling", "index", "_components", "_attributes",
-                 "_problems", "_extra", "_data")
+    __slots__ = ("name", "dtype", "shape", "layout", "layout_spelling", "index", "shard", "source", "index_in_shard",
+                 "_components", "_attributes", "_problems", "_extra", "_data")
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
     def __init__(self, name: str, dtype: str, shape: tuple[int, ...], layout: str = "dense",
                  components: dict[str, Component] | None = None, attributes: dict[str, Any] | None = None,
                  layout_spelling: str | None = None, problems: list[Problem] | None = None, index: int = 0,
-                 extra: dict[str, Any] | None = None) -> None:
+                 extra: dict[str, Any] | None = None, shard: str | None = None, source: Source | None = None,
+                 index_in_shard: int | None = None) -> None:
         self.name = name
         self.dtype = dtype
         self.shape = shape
         self.layout = layout
         self.layout_spelling = layout_spelling
         self.index = index
+        self.shard = shard
+        self.source = source
+        self.index_in_shard = index_in_shard
         self._components: dict[str, Component] | None = {} if components is None else components
         self._attributes = attributes
         self._problems = problems
@@ -162,7 +171,8 @@ class Tensor:
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.name, self.dtype, self.shape, self.layout, self.components, self.attributes,
-                self.layout_spelling, self.problems, self.index, self.extra)
+                self.layout_spelling, self.problems, self.index, self.extra, self.shard, self.source,
+                self.index_in_shard)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -221,20 +231,22 @@ class Tensor:
 
 
 TENSOR_FIELDS = ("name", "dtype", "shape", "layout", "components", "attributes", "layout_spelling", "problems",
-                 "index", "extra")
+                 "index", "extra", "shard", "source", "index_in_shard")
 _new = object.__new__
 
 
 def dense_tensor(name: str, dtype: str, shape: tuple[int, ...], index: int, offset: int, length: int,
                  encoding: str = "raw", digest: str | None = None, uncompressed: int | None = None,
                  spelling: str | None = None, extra: dict[str, Any] | None = None,
-                 component_dtype: str | None = None, component_extra: dict[str, Any] | None = None) -> Tensor:
+                 component_dtype: str | None = None, component_extra: dict[str, Any] | None = None,
+                 shard: str | None = None, source: Source | None = None, index_in_shard: int | None = None) -> Tensor:
     """A dense tensor stored in one ``data`` component, little-endian, with no attributes or problems: what
     fast readers build for every plain entry. The component is made on first use, of ``component_dtype``
     (default: the tensor's dtype) and with a copy of ``component_extra`` (which may be shared)."""
     t = _new(Tensor)
     t.name, t.dtype, t.shape, t.layout = name, dtype, shape, "dense"
     t.layout_spelling, t.index, t._extra = spelling, index, extra
+    t.shard, t.source, t.index_in_shard = shard, source, index_in_shard
     t._components = t._attributes = t._problems = None
     stored = dtype if component_dtype is None else component_dtype
     t._data = ((offset, length, encoding, digest, uncompressed, stored) if component_extra is None
@@ -317,13 +329,12 @@ class TensorFile:
         """The source holding a tensor's bytes: the file's own, or its shard's in a multi-file set. A component
         stored in another file (a zTensor v2 part with a ``shard``) names that file's source itself; when the
         shard could not be opened this raises ``ValueError`` rather than read the wrong file."""
-        if component is not None and component.extra and "shard" in component.extra:
-            source: Source | None = component.extra.get("source")
-            if source is None:
+        if component is not None and component.shard is not None:
+            if component.source is None:
                 raise ValueError(f"part {component.role!r} of {tensor.name!r} is in shard "
-                                 f"{component.extra['shard']!r}, which is not available")
-            return source
-        source = tensor.extra_value("source") or self.source
+                                 f"{component.shard!r}, which is not available")
+            return component.source
+        source = tensor.source or self.source
         if source is None:
             raise ValueError(f"{self.path} has no open source")
         return source

@@ -203,7 +203,7 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
 def release_sources_of(tensor_file: TensorFile, target: str) -> None:
     """Release every source of ``tensor_file`` (its own, its shards') that reads the file at ``target``."""
     real = os.path.realpath(target)
-    sources = [tensor_file.source, *(t.extra_value("source") for t in tensor_file.tensors)]
+    sources = [tensor_file.source, *(t.source for t in tensor_file.tensors)]
     seen: set[int] = set()
     for source in sources:
         if source is None or id(source) in seen:

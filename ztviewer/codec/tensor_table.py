@@ -18,7 +18,7 @@ import numpy as np
 
 from .model import Tensor, dense_tensor
 
-#: ``(shard name, source)`` of a multi-file set's shard; its tensors carry them in ``extra``.
+#: ``(shard name, source)`` of a multi-file set's shard; its tensors carry them as ``shard`` and ``source``.
 Shard = tuple[Any, Any]
 #: ``(component dtype, component extra)`` of a part stored in another dtype than the tensor's (zTensor v2: the
 #: storage dtype of a logical type); the extra dict may be shared, :func:`dense_tensor` copies it.
@@ -28,7 +28,7 @@ Stored = tuple[str, dict[str, Any]]
 class TensorTable(MutableSequence[Tensor]):
     """Plain dense tensors as columns: ``names``, canonical ``dtypes``, ``shapes`` (sequences of ints),
     ``offsets`` (relative to ``base``) and ``lengths``. Tensor ``i`` gets index ``first_index + i``;
-    with a ``shard``, ``extra`` holds ``shard``, ``source`` and ``index_in_shard`` (= ``i``); ``spelling`` is
+    with a ``shard``, each tensor's ``shard``, ``source`` and ``index_in_shard`` (= ``i``) are set; ``spelling`` is
     every tensor's ``layout_spelling`` (what the file wrote for "dense", if anything). Optional part columns:
     ``digests`` (each ``data`` component's digest), ``stored`` (each component's :data:`Stored` dtype and extra)
     and ``decoded`` (the component records its length as its decoded length)."""
@@ -76,14 +76,14 @@ class TensorTable(MutableSequence[Tensor]):
         self._spans: tuple[np.ndarray, np.ndarray] | None = None
 
     def _build(self, i: int) -> Tensor:
-        shard = self.shard
-        extra = None if shard is None else {"shard": shard[0], "source": shard[1], "index_in_shard": i}
+        name, source = (None, None) if self.shard is None else self.shard
         length = self.lengths[i]
-        stored = (None, None) if self.stored is None else self.stored[i]
+        stored_dtype, stored_extra = (None, None) if self.stored is None else self.stored[i]
         tensor = dense_tensor(self.names[i], self.dtypes[i], tuple(self.shapes[i]), self.first_index + i,
                               self.base + self.offsets[i], length, "raw",
                               None if self.digests is None else self.digests[i], length if self.decoded else None,
-                              self.spelling, extra, *stored)
+                              self.spelling, None, stored_dtype, stored_extra, name, source,
+                              None if name is None else i)
         self._made[i] = tensor
         self._built += 1
         self._positions[id(tensor)] = i
@@ -116,7 +116,7 @@ class TensorTable(MutableSequence[Tensor]):
             return list(map(dense_tensor, self.names, self.dtypes, shapes, indices, offsets, self.lengths))
         name, source = shard if shard is not None else (None, None)
         return [dense_tensor(tensor_name, dtype, shape, index, offset, length, "raw", None, None, spelling,
-                             None if shard is None else {"shard": name, "source": source, "index_in_shard": i})
+                             None, None, None, name, source, None if shard is None else i)
                 for i, (tensor_name, dtype, shape, index, offset, length)
                 in enumerate(zip(self.names, self.dtypes, shapes, indices, offsets, self.lengths))]
 
@@ -126,12 +126,11 @@ class TensorTable(MutableSequence[Tensor]):
         digests = self.digests if self.digests is not None else [None] * count
         stored = self.stored if self.stored is not None else [(None, None)] * count
         decoded = self.lengths if self.decoded else [None] * count
-        shard = self.shard
+        shard_name, source = (None, None) if self.shard is None else self.shard
         return [dense_tensor(name, dtype, tuple(shape), index, offset, length, "raw", digest, uncompressed,
-                             self.spelling, None if shard is None else
-                             {"shard": shard[0], "source": shard[1], "index_in_shard": index - self.first_index},
-                             *part)
-                for name, dtype, shape, index, offset, length, digest, uncompressed, part
+                             self.spelling, None, stored_dtype, stored_extra, shard_name, source,
+                             None if shard_name is None else index - self.first_index)
+                for name, dtype, shape, index, offset, length, digest, uncompressed, (stored_dtype, stored_extra)
                 in zip(self.names, self.dtypes, self.shapes, indices, offsets, self.lengths, digests, decoded, stored)]
 
     def _as_list(self) -> list[Tensor]:

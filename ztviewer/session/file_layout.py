@@ -152,7 +152,7 @@ class FileLayout:
 
 def stored_here(tf: TensorFile, tensor: Tensor) -> bool:
     """Whether a tensor's bytes are in this file (not in another shard of a multi-file set)."""
-    source = tensor.extra_value("source")
+    source = tensor.source
     return source is None or source is tf.source
 
 

@@ -130,7 +130,7 @@ class FileSession:
             tensor = None
         if tensor is not None and not stored_here(self.tensor_file, tensor):
             self._show_shard_of(tensor)
-        here = tensor is None or (tensor.extra_value("source") or self.tensor_file.source) is self.shown_source
+        here = tensor is None or (tensor.source or self.tensor_file.source) is self.shown_source
         span = byte_range_of(item) if here and isinstance(item, (Tensor, Component)) else None
         return self._set_selection(Selection(item, tensor, span))
 
@@ -179,7 +179,7 @@ class FileSession:
             from ztviewer.codec.multifile.shards import shard_file
 
             layout = self._shard_layouts[id(source)] = build_layout(shard_file(self.tensor_file, source))
-        label = str(tensor.extra_value("shard") or source.path)
+        label = str(tensor.shard or source.path)
         self._shown = ShownBytes(source, layout, label)
         self.shown_changed.emit(self._shown)
         self.message.emit(f"Showing the bytes of shard {label}")

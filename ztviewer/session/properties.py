@@ -106,6 +106,8 @@ def component_fields(component: Component) -> list[Prop]:
               Prop("length", exact_bytes(component.length)), Prop("encoding", component.encoding),
               Prop("digest", component.digest or "—"), Prop("dtype", component.dtype or "—"),
               Prop("byte order", component.byte_order)]
+    if component.shard is not None:
+        fields.append(Prop("shard", component.shard))
     if component.uncompressed_length is not None:
         fields.append(Prop("uncompressed length", exact_bytes(component.uncompressed_length)))
     for key, value in component.extra.items():
@@ -132,8 +134,8 @@ def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int, tf: 
                 Prop("shape", f"{shape_text(tensor.shape)}  {list(tensor.shape)}"), Prop("layout", tensor.layout)]
     if tensor.layout_spelling and tensor.layout_spelling != tensor.layout:
         manifest.append(Prop("layout as written", tensor.layout_spelling))
-    if "shard" in tensor.extra:
-        manifest.append(Prop("shard", str(tensor.extra["shard"])))
+    if tensor.shard is not None:
+        manifest.append(Prop("shard", tensor.shard))
     manifest += tensor_v2_props(tf, tensor)
     manifest.append(Prop("components", f"{len(tensor.components)}",
                          [Prop(role, f"{c.encoding} {byte_range(c.offset, c.length)}", component_fields(c))
@@ -152,9 +154,8 @@ def tensor_props(tensor: Tensor, layout: FileLayout | None, file_size: int, tf: 
         if layout is not None:
             derived.append(Prop("padding after", f"{layout.padding_after(end):,} bytes"))
     props = [Prop("Manifest", "", manifest), value_props("Attributes", tensor.attributes)]
-    fields = {k: v for k, v in tensor.extra.items() if k not in ("source", "shard")}
-    if fields:
-        props.append(value_props("Format fields", fields))
+    if tensor.extra:
+        props.append(value_props("Format fields", tensor.extra))
     return props + [Prop("Derived", "", derived)] + _problems(tensor.problems)
 
 

@@ -52,7 +52,7 @@ def generation_rows(tf: TensorFile) -> list[GenerationRow]:
 def seek_table_length(tf: TensorFile, tensor: Tensor, component: Component) -> int | None:
     """Bytes the seek table takes at the end of a local ``zt.zstd-seekable/1`` part (from its last 9 bytes);
     ``None`` for other parts, or when the part does not end in a seek table (the reader says why)."""
-    if component.encoding != SEEKABLE or tf.source is None or "shard" in component.extra:
+    if component.encoding != SEEKABLE or tf.source is None or component.shard is not None:
         return None
     if component.length < 17 or component.end > tf.source.size:
         return None

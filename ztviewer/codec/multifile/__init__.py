@@ -4,7 +4,7 @@
 - safetensors-spark datasets (``dataset_manifest.json`` + ``part-*.safetensors``): :func:`read_spark_dataset`;
 - :func:`open_path` takes whatever the user pointed at (folder, JSON, shard, plain file) and dispatches.
 
-Only headers are read; each tensor keeps its shard's source in ``extra["source"]``.
+Only headers are read; each tensor keeps its shard's source in ``source``.
 """
 from .detect import find_set, open_path
 from .hf_sharded import read_hf_index

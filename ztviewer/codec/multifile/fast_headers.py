@@ -47,8 +47,8 @@ def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources:
                ) -> list[tuple[int, dict[str, str], list[Tensor], int]] | None:
     """Read several plain headers at once: per shard ``(header length, metadata, tensors, data bytes)``.
 
-    Tensors are numbered from ``first_index`` across the batch and carry ``extra["shard"]``,
-    ``extra["source"]`` and ``extra["index_in_shard"]``. ``None`` when any header is not plain.
+    Tensors are numbered from ``first_index`` across the batch and carry ``shard``, ``source`` and
+    ``index_in_shard``. ``None`` when any header is not plain.
     """
     parsed = [parse_header(head, size) for head, size in zip(heads, sizes)]
     if None in parsed:
@@ -133,6 +133,6 @@ def _build(names: list[str], dtypes: list[str], shapes: list[tuple[int, ...]], o
            lengths: list[int], first_index: int, shards: list[str], sources: list[Any], in_shard: list[int]
            ) -> list[Tensor]:
     return [dense_tensor(name, dtype, shape, index, offset, length,
-                         extra={"shard": shard, "source": source, "index_in_shard": i})
+                         shard=shard, source=source, index_in_shard=i)
             for index, name, dtype, shape, offset, length, shard, source, i
             in zip(count(first_index), names, dtypes, shapes, offsets, lengths, shards, sources, in_shard)]

@@ -154,7 +154,7 @@ def _check_total_size(metadata: dict[str, Any], weight_map: dict[str, str], tens
     nbytes = numel = count = 0
     for t in tensors:
         data = t.components.get("data")
-        if data is not None and weight_map.get(t.name) == t.extra.get("shard"):
+        if data is not None and weight_map.get(t.name) == t.shard:
             nbytes += data.length
             numel += t.numel
             count += 1

@@ -1,8 +1,8 @@
 """What every multi-file set shares: the :class:`TensorSet` model, loading shards, naming them in problems.
 
 Plain shard headers are read all at once (:mod:`.fast_headers`); any other shard is read by the single-file
-safetensors reader, which reports its problems. Every tensor joins the set with ``extra["shard"]`` (the
-shard's name as the index or manifest lists it) and ``extra["source"]`` (its :class:`ShardSource`), so
+safetensors reader, which reports its problems. Every tensor joins the set with ``shard`` (the
+shard's name as the index or manifest lists it) and ``source`` (its :class:`ShardSource`), so
 decoding, digests and hashes go through ``TensorFile.source_for`` as usual.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ class TensorSet(TensorFile):
     """A tensor set stored as several safetensors files, read into one :class:`TensorFile`.
 
     ``path`` is the index or manifest file, ``source`` is ``None`` (each tensor's shard source is in
-    ``tensor.extra["source"]``), ``extra["shards"]`` describes every shard and :meth:`close` closes them all.
+    ``tensor.source``), ``extra["shards"]`` describes every shard and :meth:`close` closes them all.
     """
 
     shards: list[Shard] = field(default_factory=list, repr=False)
@@ -61,7 +61,7 @@ class TensorSet(TensorFile):
             length = int.from_bytes(source.head(8), "little") if source.size >= 8 else 0
         regions = [Region("header-length", 0, min(8, source.size), "header length"),
                    Region("header", 8, max(0, min(length, source.size - 8)), "JSON header")]
-        tensors = [t for t in self.tensors if t.extra_value("source") is source]
+        tensors = [t for t in self.tensors if t.source is source]
         return TensorFile(path=source.path, format="safetensors", tensors=tensors, source=source, regions=regions)
 
     def renumber(self) -> None:
@@ -74,7 +74,7 @@ class TensorSet(TensorFile):
 class Shard:
     """One shard as the set lists it, and what was found on disk.
 
-    ``tensors`` are already members of the set (``extra["shard"]``, ``extra["source"]``, set-wide ``index``);
+    ``tensors`` are already members of the set (``shard``, ``source``, set-wide ``index``);
     ``file_problems`` are the shard file's own file-level problems; ``problems`` counts every problem the
     set reports naming this shard; ``plain`` says the header was read on the batch path (so it has none);
     ``info`` holds format-specific figures for ``extra["shards"]`` (a dataset's ``samples_count``, …).
@@ -285,8 +285,7 @@ def _read_slow(shard: Shard, handler: registry.FormatHandler, index: int) -> Non
         shard.file_problems = [exc.to_problem()]
         return
     for i, tensor in enumerate(tf.tensors):
-        extra = tensor.extra
-        extra["shard"], extra["source"], extra["index_in_shard"] = shard.name, source, tensor.index
+        tensor.shard, tensor.source, tensor.index_in_shard = shard.name, source, tensor.index
         tensor.index = index + i
     data = [t.components.get("data") for t in tf.tensors]
     shard.tensors, shard.attributes, shard.file_problems = tf.tensors, tf.attributes, tf.problems
@@ -302,7 +301,7 @@ def shard_file(tf: TensorFile, source: Source) -> TensorFile:
     if shard is not None and shard.readable:
         tensors, header = list(shard.tensors), shard.header_length
     else:
-        tensors, header = [t for t in tf.tensors if t.extra_value("source") is source], None
+        tensors, header = [t for t in tf.tensors if t.source is source], None
     if header is None:
         header = int.from_bytes(source.head(8), "little") if source.size >= 8 else 0
     regions = [Region("header-length", 0, min(8, source.size), "u64 LE header length"),
@@ -312,7 +311,7 @@ def shard_file(tf: TensorFile, source: Source) -> TensorFile:
 
 def placeholder(name: str, shard: Shard) -> Tensor:
     """A tensor the index lists but its shard lacks: no dtype, no bytes, shown so the gap is visible."""
-    return Tensor(name, "unknown", (), components={}, extra={"shard": shard.name, "missing": True})
+    return Tensor(name, "unknown", (), components={}, shard=shard.name, extra={"missing": True})
 
 
 def report_outside(shard: Shard, issues: ProblemLog) -> None:

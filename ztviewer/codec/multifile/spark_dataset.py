@@ -2,7 +2,7 @@
 
 The manifest lists every shard with ``samples_count`` and ``bytes`` (the shard file's size), the totals of
 both, and optionally a ``schema`` of ``{tensor: {dtype, shape}}``. The set holds every shard's tensors as
-stored (names repeat across shards; ``extra["shard"]`` tells them apart). Checks: manifest fields and totals,
+stored (names repeat across shards; ``Tensor.shard`` tells them apart). Checks: manifest fields and totals,
 each shard's existence, byte size, sample count, tensors against the schema, its file name against
 ``part-{taskId:05d}-{shardIndex:04d}-{uuid}.safetensors``, shard files the manifest does not list, and
 the Parquet tensor index when present.

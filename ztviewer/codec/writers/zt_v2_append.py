@@ -202,7 +202,7 @@ def inherited_alignment(tf: TensorFile) -> int:
     common = manifest_range(tf)[0]
     for tensor in tf.tensors:
         for component in tensor.components.values():
-            if "shard" not in component.extra and component.offset > 0:
+            if component.shard is None and component.offset > 0:
                 common = math.gcd(common, component.offset)
     if common <= 0:
         return rules.ALIGN_FLOOR

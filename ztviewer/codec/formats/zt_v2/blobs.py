@@ -30,7 +30,7 @@ def part_refs(tensors: Iterable[Tensor]) -> list[tuple[Tensor, str, int, int, st
             refs.append((tensor, "data", data[0], data[1], None))
             continue
         for role, component in tensor.components.items():
-            refs.append((tensor, role, component.offset, component.length, component.extra.get("shard")))
+            refs.append((tensor, role, component.offset, component.length, component.shard))
     return refs
 
 

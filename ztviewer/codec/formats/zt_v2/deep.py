@@ -48,7 +48,7 @@ def padding_problems(tf: TensorFile, cancelled: CancelCheck | None = None) -> li
     source = tf.source
     assert source is not None
     known = [(0, len(MAGIC))] + [(r.offset, r.end) for r in tf.regions]
-    known += [(c.offset, c.end) for t in tf.tensors for c in t.components.values() if "shard" not in c.extra]
+    known += [(c.offset, c.end) for t in tf.tensors for c in t.components.values() if c.shard is None]
     for g in tf.extra.get("_generations") or ():
         known += [(g.manifest_offset, g.manifest_offset + g.manifest_length), (g.footer_offset, g.end)]
         known += [(offset, offset + length) for offset, length in g.blobs]

@@ -265,7 +265,6 @@ def _part(role: str, raw: Any, label: str, shards: dict[str, ShardEntry], proble
             return bad("'shard' must be a text string")
         if shard not in shards:
             return bad(f"shard {shard!r:.80} is not declared in the manifest's shard table", rules.SHARD_REF)
-        extra["shard"] = shard
     encoding = raw.get("encoding")
     decoded_length = raw.get("decoded_length")
     if encoding is not None:
@@ -289,5 +288,5 @@ def _part(role: str, raw: Any, label: str, shards: dict[str, ShardEntry], proble
         doubtful = not key_order_ok(list(raw)) or plain_value_issue(unknown, 4)
     decoded = length if encoding is None else decoded_length
     component = Component(role, offset, length, "raw" if encoding is None else encoding, digest,
-                          STORAGE[dtype][0], "little", decoded, extra)
+                          STORAGE[dtype][0], "little", decoded, extra, shard)
     return component, doubtful

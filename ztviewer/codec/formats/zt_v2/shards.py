@@ -46,14 +46,14 @@ def resolve_shards(tf: TensorFile) -> None:
     for tensor in tf.tensors:
         used: set[str | None] = set()
         for component in tensor.components.values():
-            shard: str | None = component.extra.get("shard")
+            shard = component.shard
             used.add(shard)
             if shard is not None:
-                component.extra["source"] = sources.get(shard)
+                component.source = sources.get(shard)
         only = next(iter(used)) if len(used) == 1 else None
         if only is not None:
             if only in sources:
-                tensor.extra["source"] = sources[only]
+                tensor.source = sources[only]
             else:
                 tensor.problems.append(error(f"its bytes are in shard {only!r}, which is not available",
                                              tensor=tensor.name, rule=rules.SHARD_MISSING))
