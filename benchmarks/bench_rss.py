@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import crc32c
+import numpy as np
 import zstandard
 
 from . import files
@@ -27,6 +28,7 @@ from .common import result
 
 RSS_ALLOWANCE = 256 << 20
 SIZES = {False: (4 << 30, 16 << 30), True: (64 << 20,)}
+SPY_NNZ = {False: 100_000_000, True: 1_000_000}
 _FRAME = 16 << 20  # decoded bytes per zstd frame of the compressed input
 
 _CHILD = """
@@ -52,6 +54,21 @@ elif action.startswith("convert-"):
     outcome = f"{convert(src, out, to=to, compress=method).size:,} bytes written"
 elif action == "export":
     outcome = f"exit {run_command(['export', src, 'w', '-o', out])}"
+elif action == "spy":  # what the spy view runs on its worker: load, select the plane, facts, whole-plane image
+    from ztviewer.analysis.spy_sources import CooPlaneSource, prepare
+    from ztviewer.codec.sparse import load_sparse
+
+    class Context:
+        def is_cancelled(self):
+            return False
+
+        def report_progress(self, done, total):
+            pass
+
+    tf = open_path(src)
+    tensor = tf.tensors[0]
+    made = prepare(Context(), lambda ctx: CooPlaneSource.from_coo(load_sparse(tf, tensor), (0, 1), {}), (1024, 1024))
+    outcome = f"{int(made.overview.image.counts.sum()):,} entries binned"
 print(json.dumps({"base": base, "peak": status("VmHWM"), "outcome": outcome}))
 """
 
@@ -82,6 +99,33 @@ def _zstd_zt(tmpdir: Path, size: int) -> Path:
     chunks = [frame] * (size // _FRAME) + ([last] if last else [])
     writer = files.ZtV10Writer(path)
     writer.add("w", "float32", [size // 4], chunks, encoding="zstd")
+    writer.finish()
+    return path
+
+
+def _coo_zt(tmpdir: Path, nnz: int, extent: int = 1 << 20) -> Path:
+    """A zTensor v1.0 sparse_coo float32 matrix of ``nnz`` entries at random (unsorted) coordinates, written in
+    chunks (coordinates ``(2, nnz)`` uint64, rows then columns; the values a hole, explicit zeros)."""
+    path = tmpdir / f"rss_coo_{nnz}.zt"
+    if path.exists():
+        return path
+    rng = np.random.default_rng(5)
+    step = 1 << 23
+
+    def coords():
+        for _axis in range(2):
+            for start in range(0, nnz, step):
+                yield memoryview(rng.integers(0, extent, min(step, nnz - start), dtype=np.uint64)).cast("B")
+
+    writer = files.ZtV10Writer(path)
+    values = writer.add("values", "float32", [nnz], [])
+    writer.skip(nnz * 4)
+    values["length"] = nnz * 4
+    index = writer.add("coords", "uint64", [2 * nnz], coords())
+    components = {"values": {k: v for k, v in values.items() if not k.startswith("_")},
+                  "coords": {k: v for k, v in index.items() if not k.startswith("_")}}
+    writer.tensors = {"m": {"dtype": "float32", "shape": [extent, extent], "format": "sparse_coo",
+                            "components": components}}
     writer.finish()
     return path
 
@@ -133,4 +177,9 @@ def run(tmpdir: Path, quick: bool) -> list[dict[str, Any]]:
         ]
         for path in (raw, packed):
             path.unlink(missing_ok=True)
+    nnz = SPY_NNZ[quick]
+    coo = _coo_zt(tmpdir, nnz)
+    rows.append(_row(f"spy plot of {nnz / 1e6:g}M unsorted COO non-zeros,", coo.stat().st_size, "spy", coo,
+                     tmpdir / "rss_unused"))
+    coo.unlink()
     return rows

@@ -347,3 +347,13 @@ def test_columns_too_long_for_int64_products_are_binned_exactly(ncols, col, widt
 def test_block_edges_stay_exact_when_their_products_overflow_int64():
     n, bins = 2**62 + 3, 7
     assert block_edges(5, 5 + n, bins).tolist() == [5 + -(-i * n // bins) for i in range(bins + 1)]
+
+
+def test_a_plane_holding_every_entry_is_views_not_copies() -> None:
+    coords = np.array([[3, 1, 2, 0], [0, 2, 1, 3]], dtype=np.uint64)
+    values = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    plane = select_axes(coords, (4, 4))
+    assert np.shares_memory(plane.rows, coords) and np.shares_memory(plane.cols, coords)
+    assert plane.values_of(values) is values
+    np.testing.assert_array_equal(plane.positions, np.arange(4))
+    np.testing.assert_array_equal(plane.rows, [3, 1, 2, 0])

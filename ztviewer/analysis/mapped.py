@@ -11,43 +11,21 @@ file map it is a transparent pass-through.
 """
 from __future__ import annotations
 
-import ctypes
-import mmap
-import sys
-
 import numpy as np
+
+from ztviewer.codec.mapped_pages import _bounds, map_of, release
 
 from . import positional
 
-_MADV_DONTNEED = 4
-_PAGE = mmap.PAGESIZE
+__all__ = ["SPAN", "ReleasingPlane", "done_with", "file_mapped", "release", "releasing"]
+
 #: largest address range of the map one request may make resident at once.
 SPAN = 32 << 20
-_libc = None
-if sys.platform.startswith("linux"):
-    try:
-        _libc = ctypes.CDLL(None, use_errno=True)
-        _libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-        _libc.madvise.restype = ctypes.c_int
-    except (OSError, AttributeError):
-        _libc = None
 
 
 def file_mapped(array: np.ndarray) -> bool:
     """Whether ``array``'s memory is a view of an ``mmap.mmap`` (never true for decoded buffers)."""
-    return positional.map_of(array) is not None
-
-
-def release(view: np.ndarray) -> None:
-    """Drop the whole pages under ``view`` from this process's resident set. Does nothing unless ``view`` is a
-    view of a file map: on anonymous memory ``MADV_DONTNEED`` would discard the data itself."""
-    if _libc is None or view.size == 0 or not file_mapped(view):
-        return
-    low, high = _bounds(view)
-    start = -(-low // _PAGE) * _PAGE  # only pages entirely inside the view
-    stop = high // _PAGE * _PAGE
-    if stop > start:
-        _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), _MADV_DONTNEED)
+    return map_of(array) is not None
 
 
 class ReleasingPlane:
@@ -80,10 +58,6 @@ class ReleasingPlane:
         if self._last is not None:
             release(self._last)
             self._last = None
-
-
-def _bounds(view: np.ndarray) -> tuple[int, int]:
-    return np.byte_bounds(view) if hasattr(np, "byte_bounds") else np.lib.array_utils.byte_bounds(view)
 
 
 def _gather(view: np.ndarray) -> np.ndarray:

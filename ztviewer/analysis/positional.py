@@ -15,22 +15,13 @@ import threading
 import numpy as np
 
 from ztviewer.codec import portable
+from ztviewer.codec.mapped_pages import map_of
 from ztviewer.codec.source import source_of_map
 
 #: bytes of rows asked for in the background ahead of the one being read.
 AHEAD_BYTES = 32 << 20
 #: rows whose residency decides between the map (all in the page cache) and positional reads
 SAMPLES = 32
-
-
-def map_of(array: np.ndarray) -> mmap.mmap | None:
-    """The ``mmap.mmap`` under ``array``, if it is a view of one."""
-    root = array
-    while isinstance(root, np.ndarray) and root.base is not None:
-        root = root.base
-    if isinstance(root, memoryview):
-        root = root.obj
-    return root if isinstance(root, mmap.mmap) else None
 
 
 def gather(view: np.ndarray) -> np.ndarray | None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ztviewer.codec.mapped_pages import release, scan
+
 from ._common import CancelCheck, Progress, Region, block_edges, check_out_shape, check_region, checkpoint, report
 
 _SUB = 1 << 16  # coordinates converted at once (stays in cache)
@@ -146,6 +148,8 @@ def _tally(rows: np.ndarray, cols: np.ndarray, row_axis: _Axis, col_axis: _Axis,
         pix *= width
         pix += _bin_into(cols[s:e], col_axis, col_bins[:e - s])
         np.add.at(counts, pix.view(np.int64), one)
+        release(rows[s:e])  # pages of a file map read so far leave the resident set
+        release(cols[s:e])
         report(progress, e, nnz)
     return counts
 
@@ -234,6 +238,7 @@ def _is_sorted(x: np.ndarray) -> bool:
         part = x[s:s + _SUB + 1]
         if np.any(part[1:] < part[:-1]):
             return False
+        release(part)
     return True
 
 
@@ -243,12 +248,16 @@ def markers(rows: np.ndarray, cols: np.ndarray, values: np.ndarray | None, regio
     ``threshold`` (too many to draw one marker each)."""
     rows, cols = _index(rows), _index(cols)
     r0, r1, c0, c1 = region
-    inside = (rows >= r0) & (rows < r1) & (cols >= c0) & (cols < c1)
-    count = int(np.count_nonzero(inside))
-    if count > threshold:
-        return None
-    keep = np.flatnonzero(inside)
-    return rows[keep], cols[keep], None if values is None else np.asarray(values)[keep]
+    keep, count, start = [], 0, 0
+    for row_part, col_part in zip(scan(rows), scan(cols), strict=True):
+        found = np.flatnonzero((row_part >= r0) & (row_part < r1) & (col_part >= c0) & (col_part < c1))
+        count += found.size
+        if count > threshold:
+            return None
+        keep.append(found + start)
+        start += row_part.size
+    at = np.concatenate(keep) if keep else np.zeros(0, np.int64)
+    return rows[at], cols[at], None if values is None else np.asarray(values)[at]
 
 
 def markers_csr(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray | None, region: Region,
@@ -264,12 +273,22 @@ def markers_csr(indptr: np.ndarray, indices: np.ndarray, values: np.ndarray | No
 
 @dataclass(frozen=True, slots=True)
 class SparsePlane:
-    """Entries of an N-D COO tensor on one 2-D plane: ``positions`` index the tensor's values."""
+    """Entries of an N-D COO tensor on one 2-D plane: ``selected`` indexes the tensor's values, ``None`` when
+    every entry is on the plane (then ``rows`` and ``cols`` are views of the coordinates, not copies)."""
 
     rows: np.ndarray
     cols: np.ndarray
-    positions: np.ndarray
+    selected: np.ndarray | None
     shape: tuple[int, int]
+
+    @property
+    def positions(self) -> np.ndarray:
+        """Positions of the plane's entries among the tensor's values."""
+        return np.arange(self.rows.size, dtype=np.int64) if self.selected is None else self.selected
+
+    def values_of(self, values: np.ndarray) -> np.ndarray:
+        """The plane's entries of the tensor's ``values`` (the array itself when every entry is on the plane)."""
+        return values if self.selected is None else values[self.selected]
 
 
 def select_axes(coords: np.ndarray, shape: tuple[int, ...], axes: tuple[int, int] = (0, 1),
@@ -291,9 +310,11 @@ def select_axes(coords: np.ndarray, shape: tuple[int, ...], axes: tuple[int, int
         if not -shape[k] <= int(value) < shape[k]:
             raise IndexError(f"index {value} is out of range for axis {k} of extent {shape[k]}")
         wanted[k] = int(value) % shape[k]
+    plane_shape = (int(shape[row]), int(shape[col]))
+    if not wanted:
+        return SparsePlane(_index(coords[row]), _index(coords[col]), None, plane_shape)
     keep = np.ones(coords.shape[1], dtype=bool)
     for k, value in wanted.items():
         keep &= _index(coords[k]) == value
-    positions = np.flatnonzero(keep) if wanted else np.arange(coords.shape[1], dtype=np.int64)
-    return SparsePlane(_index(coords[row])[positions], _index(coords[col])[positions], positions,
-                       (int(shape[row]), int(shape[col])))
+    positions = np.flatnonzero(keep)
+    return SparsePlane(_index(coords[row])[positions], _index(coords[col])[positions], positions, plane_shape)

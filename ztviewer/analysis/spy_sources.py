@@ -70,7 +70,7 @@ class CooPlaneSource:
             cols = sparse.coordinates()[0]
             return cls(np.zeros_like(cols), cols, sparse.values, (1, int(sparse.shape[0])), sparse.dtype)
         plane = select_axes(sparse.coords, tuple(sparse.shape), axes, fixed, project)
-        return cls(plane.rows, plane.cols, sparse.values[plane.positions], plane.shape, sparse.dtype)
+        return cls(plane.rows, plane.cols, plane.values_of(sparse.values), plane.shape, sparse.dtype)
 
     def density(self, region, out_shape, ctx) -> SpyImage:
         return spy_density(self.rows, self.cols, self.shape, region, out_shape, cancelled=ctx.is_cancelled,

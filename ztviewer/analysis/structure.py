@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ztviewer.codec.mapped_pages import scan, scan_pairs
+
 from ._common import CancelCheck, Progress, Region, block_edges, check_out_shape, check_region, checkpoint, report
 from .reduce import STRIP_BYTES, _reduce_cols, _reduce_rows, _strips
 from .spy import SpyImage, _index
@@ -45,8 +47,8 @@ class SparseStructure:
 
 def _bandwidths(rows: np.ndarray, cols: np.ndarray) -> tuple[int, int]:
     lower = upper = 0
-    for s in range(0, rows.size, _CHUNK):
-        d = rows[s:s + _CHUNK] - cols[s:s + _CHUNK]
+    for row_part, col_part in scan_pairs(rows, cols, _CHUNK):
+        d = row_part - col_part
         if d.size:
             lower, upper = max(lower, int(d.max())), max(upper, int(-d.min()))
     return lower, upper
@@ -54,7 +56,10 @@ def _bandwidths(rows: np.ndarray, cols: np.ndarray) -> tuple[int, int]:
 
 def _empty(index: np.ndarray, extent: int) -> int:
     if extent <= TALLY_LIMIT:
-        return extent - int(np.count_nonzero(np.bincount(index, minlength=extent)))
+        seen = np.zeros(extent, bool)
+        for part in scan(index, _CHUNK):
+            seen[part] = True
+        return extent - int(np.count_nonzero(seen))
     return extent - int(np.unique(index).size)
 
 
@@ -63,7 +68,7 @@ def structure_facts(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int],
     """Facts of the entries ``(rows[k], cols[k])`` of a ``shape`` matrix (``values`` for explicit zeros)."""
     rows, cols = _index(rows), _index(cols)
     lower, upper = _bandwidths(rows, cols)
-    zeros = None if values is None else int(np.count_nonzero(np.asarray(values) == 0))
+    zeros = None if values is None else sum(int(np.count_nonzero(part == 0)) for part in scan(np.asarray(values)))
     return SparseStructure((int(shape[0]), int(shape[1])), int(rows.size), lower, upper,
                            _empty(rows, shape[0]), _empty(cols, shape[1]), zeros)
 
@@ -94,11 +99,14 @@ def nnz_per_line(index: np.ndarray, extent: int, bins: int | None = None) -> tup
     index = _index(index)
     edges = block_edges(0, extent, bins or extent)
     nb = len(edges) - 1
-    if nb == extent:
+    if nb == extent and index.size <= _CHUNK:
         return np.bincount(index, minlength=extent), edges
     counts = np.zeros(nb, np.int64)
-    for s in range(0, index.size, _CHUNK):
-        part = index[s:s + _CHUNK] * nb
+    for chunk in scan(index, _CHUNK):
+        if nb == extent:
+            np.add.at(counts, chunk, np.int64(1))
+            continue
+        part = chunk * nb
         part //= extent
         counts += np.bincount(part, minlength=nb)
     return counts, edges

@@ -15,6 +15,7 @@ import numpy as np
 from .decode import component_bytes, decode_limit, present, storage_dtype
 from .dtypes import DTYPES
 from .errors import DecodeLimitExceeded, SparseStructureError
+from .mapped_pages import scan
 from .model import Tensor, TensorFile
 
 _U64 = np.dtype("<u8")
@@ -197,7 +198,7 @@ def validate_unique_coords(tensor: Tensor, shape: tuple[int, ...], coords: np.nd
 def validate_coo(tensor: Tensor, shape: tuple[int, ...], coords: np.ndarray, role: str = "coords") -> None:
     for dim, extent in enumerate(shape):
         row = coords[dim]
-        if row.size and int(row.max()) >= extent:
+        if row.size and max((int(part.max()) for part in scan(row)), default=0) >= extent:
             bad = int(np.argmax(row >= extent))
             raise _fail(tensor, f"coordinate {int(row[bad])} of dimension {dim} at position {bad} is "
                         f"outside the extent {extent}", role, "0 <= coords[d] < shape[d]")

@@ -1,0 +1,71 @@
+"""Giving back the pages of a file map a pass has finished reading.
+
+Pages of a read-only file map that a scan touched count in the process's resident set (RSS / VmHWM) although
+the page cache could drop them, so a pass over a 2 GiB component would look like 2 GiB of memory.
+:func:`release` tells the kernel a view's pages are no longer needed (``madvise(MADV_DONTNEED)``: for a
+read-only shared file mapping the pages leave this process, the data stays in the page cache and is faulted
+back in if read again; Linux only, elsewhere nothing happens). :func:`scan` walks a 1-D array in chunks,
+releasing each one once the next is asked for.
+"""
+from __future__ import annotations
+
+import ctypes
+import mmap
+import sys
+from collections.abc import Iterator
+
+import numpy as np
+
+_MADV_DONTNEED = 4
+_PAGE = mmap.PAGESIZE
+SCAN_CHUNK = 1 << 20
+_libc = None
+if sys.platform.startswith("linux"):
+    try:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+        _libc.madvise.restype = ctypes.c_int
+    except (OSError, AttributeError):
+        _libc = None
+
+
+def map_of(array: np.ndarray) -> mmap.mmap | None:
+    """The ``mmap.mmap`` under ``array``, if it is a view of one."""
+    root = array
+    while isinstance(root, np.ndarray) and root.base is not None:
+        root = root.base
+    if isinstance(root, memoryview):
+        root = root.obj
+    return root if isinstance(root, mmap.mmap) else None
+
+
+def _bounds(view: np.ndarray) -> tuple[int, int]:
+    return np.byte_bounds(view) if hasattr(np, "byte_bounds") else np.lib.array_utils.byte_bounds(view)
+
+
+def release(view: np.ndarray) -> None:
+    """Drop the whole pages under ``view`` from this process's resident set. Does nothing unless ``view`` is a
+    view of a file map: on anonymous memory ``MADV_DONTNEED`` would discard the data itself."""
+    if _libc is None or view.size == 0 or map_of(view) is None:
+        return
+    low, high = _bounds(view)
+    start = -(-low // _PAGE) * _PAGE  # only pages entirely inside the view
+    stop = high // _PAGE * _PAGE
+    if stop > start:
+        _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), _MADV_DONTNEED)
+
+
+def scan(array: np.ndarray, chunk: int = SCAN_CHUNK) -> Iterator[np.ndarray]:
+    """Consecutive slices of the 1-D ``array`` of at most ``chunk`` elements; the pages of a file map under
+    each are released when the next is requested (and after the last), so a pass keeps little resident."""
+    mapped = map_of(array) is not None
+    for start in range(0, array.shape[0], chunk):
+        part = array[start:start + chunk]
+        yield part
+        if mapped:
+            release(part)
+
+
+def scan_pairs(a: np.ndarray, b: np.ndarray, chunk: int = SCAN_CHUNK) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`scan` of two arrays of one length side by side."""
+    yield from zip(scan(a, chunk), scan(b, chunk), strict=True)
