@@ -2,7 +2,9 @@
 
 The plot area of each view (axes, image, colour bar) is rendered into a fixed 320 × 240 image with a fixed
 colour map and levels. A pixel matches when every channel is within ``TOLERANCE``; a test fails when more
-than ``MAX_MISMATCH`` of the pixels do not (font hinting differs a little between machines).
+than ``MAX_MISMATCH`` of the pixels do not (font hinting differs a little between machines). A failure leaves
+``<name>.actual.png``, ``<name>.expected.png`` and ``<name>.diff.png`` in the test's ``tmp_path`` and names them
+(:mod:`tests.gui.image_testing`).
 
 Regenerate the references after an intended visual change with::
 
@@ -12,19 +14,17 @@ and look at the files in ``tests/gui/reference_png/`` before committing them.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
-import pytest
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 
+from tests.gui.image_testing import assert_image_matches, pixels
 from tests.gui.inspect_helpers import checkerboard, heatmap_painted, show_and_wait
 from ztviewer.codec.arrays import SparseArray, TensorTrainArray
 
 REFERENCES = Path(__file__).resolve().parent / "reference_png"
-REGENERATE = os.environ.get("ZTVIEWER_REGEN_PNG") == "1"
 SIZE = (320, 240)
 TOLERANCE = 24
 MAX_MISMATCH = 0.02
@@ -43,26 +43,8 @@ def render_plot(image_plot) -> QImage:
     return out
 
 
-def pixels(image: QImage) -> np.ndarray:
-    image = image.convertToFormat(QImage.Format.Format_RGB32)
-    data = np.frombuffer(image.constBits(), np.uint8, image.sizeInBytes())
-    return data.reshape(image.height(), image.bytesPerLine() // 4, 4)[:, :image.width(), :3].astype(np.int16)
-
-
 def compare(image: QImage, name: str, tmp_path: Path) -> None:
-    path = REFERENCES / f"{name}.png"
-    if REGENERATE:
-        REFERENCES.mkdir(exist_ok=True)
-        assert image.save(str(path))
-        pytest.skip(f"regenerated {path}")
-    assert path.is_file(), f"missing reference {path}; run with ZTVIEWER_REGEN_PNG=1 to create it"
-    reference = QImage(str(path))
-    got, want = pixels(image), pixels(reference)
-    assert got.shape == want.shape
-    bad = np.any(np.abs(got - want) > TOLERANCE, axis=2)
-    if bad.mean() > MAX_MISMATCH:
-        image.save(str(tmp_path / f"{name}_actual.png"))
-        pytest.fail(f"{name}: {bad.mean():.1%} of the pixels differ from {path} (actual saved in {tmp_path})")
+    assert_image_matches(image, REFERENCES / f"{name}.png", tmp_path, tolerance=TOLERANCE, max_mismatch=MAX_MISMATCH)
 
 
 def set_fixed_look(view, colormap: str, low: float, high: float) -> None:
