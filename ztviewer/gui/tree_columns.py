@@ -2,7 +2,7 @@
 header and content, the important ones first so that they are on screen in a narrow window."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import (
     QHeaderView,
     QStyle,
@@ -59,12 +59,33 @@ class TreeColumns(QObject):
             header.moveSection(header.visualIndex(column), visual)
         tree.setItemDelegateForColumn(Column.NAME, NameElideDelegate(tree))
         header.sectionResized.connect(self._on_section_resized)
+        header.sortIndicatorChanged.connect(self._forget_widths)
         tree.viewport().installEventFilter(self)
+        self._widths: dict[int, int] = {}    # measured content widths, until the rows or the header change
+        self._watched_model: QAbstractItemModel | None = None
 
     def content_width(self, column: int) -> int:
-        """Width that shows the header label (with its sort arrow) and the measured rows of ``column``."""
-        header = self.tree.header()
-        return max(header.sectionSizeHint(column), self.tree.sizeHintForColumn(column))
+        """Width that shows the header label (with its sort arrow) and the measured rows of ``column``.
+        Measuring reads ``SAMPLE_ROWS`` rows through the delegates, so it is kept until the model changes."""
+        self._watch(self.tree.model())
+        width = self._widths.get(column)
+        if width is None:
+            header = self.tree.header()
+            width = self._widths[column] = max(header.sectionSizeHint(column), self.tree.sizeHintForColumn(column))
+        return width
+
+    def _watch(self, model: QAbstractItemModel | None) -> None:
+        if model is self._watched_model:
+            return
+        self._widths.clear()
+        self._watched_model = model
+        if model is not None:
+            for signal in (model.modelReset, model.layoutChanged, model.rowsInserted, model.rowsRemoved,
+                           model.dataChanged, model.headerDataChanged):
+                signal.connect(self._forget_widths)
+
+    def _forget_widths(self, *args: object) -> None:
+        self._widths.clear()
 
     def fit(self) -> None:
         header = self.tree.header()
