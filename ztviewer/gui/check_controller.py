@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool
 
 from ztviewer.codec import Problem, TensorFile
 from ztviewer.workers.tasks import CheckFileTask, CheckOutcome
 
+from .task_controller import TaskController
 from .views.verify_progress import VerifyProgress
 
 
@@ -27,24 +28,14 @@ def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-class CheckController(QObject):
+class CheckController(TaskController):
     """Start, follow and cancel one Check File of ``tensor_file``; found problems go to ``report``."""
-
-    message = Signal(str)
-    ended = Signal(str)       # "finished" | "cancelled" | "failed"
 
     def __init__(self, tensor_file: TensorFile, report: Callable[[list[Problem]], None], progress: VerifyProgress,
                  pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.tensor_file, self.report, self.progress = tensor_file, report, progress
-        self.pool = pool or QThreadPool.globalInstance()
-        self.task: CheckFileTask | None = None
+        super().__init__(progress, pool, parent)
+        self.tensor_file, self.report = tensor_file, report
         self.last: CheckOutcome | None = None
-        progress.cancel_requested.connect(self.cancel)
-
-    @property
-    def running(self) -> bool:
-        return self.task is not None
 
     def start(self) -> CheckFileTask | None:
         if self.task is not None:
@@ -53,32 +44,14 @@ class CheckController(QObject):
         if self.progress.isVisible():
             self.message.emit("Wait for the running verification to end (or cancel it)")
             return None
-        task = self.task = CheckFileTask(self.tensor_file)
-        task.signals.progress.connect(self.progress.update_progress)
+        task = CheckFileTask(self.tensor_file)
+        self._follow(task, "Check")
         task.signals.finished.connect(self._on_finished)
-        task.signals.cancelled.connect(lambda: self._end("cancelled", "Check cancelled"))
-        task.signals.failed.connect(lambda text: self._end("failed", f"Check failed: {text}"))
         self.progress.start_check(task.total)
         task.start(self.pool)
         return task
-
-    def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            self.progress.cancelling()
-
-    def shutdown(self, timeout: float = 2.0) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            self.task.wait(timeout)
 
     def _on_finished(self, outcome: CheckOutcome) -> None:
         self.last = outcome
         self.report(list(outcome.report.problems))
         self._end("finished", check_summary(outcome))
-
-    def _end(self, outcome: str, text: str) -> None:
-        self.task = None
-        self.progress.hide()
-        self.message.emit(text)
-        self.ended.emit(outcome)

@@ -1,7 +1,7 @@
 """Runs digest verification for one open file and feeds the results to its tree and problems models."""
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool
 
 from ztviewer.codec import Problem, Tensor
 from ztviewer.codec.digest_state import DigestState
@@ -11,28 +11,19 @@ from ztviewer.session.formatting import human_bytes
 from ztviewer.workers.tasks import ComponentCheck, VerifyDigestsTask
 
 from .models.problems_model import ProblemsModel
+from .task_controller import TaskController
 from .views.verify_progress import VerifyProgress
 
 
-class VerifyController(QObject):
+class VerifyController(TaskController):
     """Start, follow and cancel one :class:`VerifyDigestsTask` at a time."""
-
-    message = Signal(str)
-    ended = Signal(str)       # "finished" | "cancelled" | "failed"
 
     def __init__(self, session: FileSession, problems: ProblemsModel, progress: VerifyProgress,
                  pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.session, self.problems, self.progress = session, problems, progress
+        super().__init__(progress, pool, parent)
+        self.session, self.problems = session, problems
         self.tensor_file = session.tensor_file
-        self.pool = pool or QThreadPool.globalInstance()
-        self.task: VerifyDigestsTask | None = None
         self._added: set[Problem] = set()
-        progress.cancel_requested.connect(self.cancel)
-
-    @property
-    def running(self) -> bool:
-        return self.task is not None
 
     def start(self, targets: list[tuple[Tensor, Component]]) -> VerifyDigestsTask | None:
         if self.task is not None:
@@ -47,38 +38,18 @@ class VerifyController(QObject):
         self._added -= stale
         self.session.set_digest_states([(t, c.role, DigestState.initial(c)) for t, c in targets])
         task = VerifyDigestsTask(self.tensor_file, targets)
-        task.signals.progress.connect(self.progress.update_progress)
+        self._follow(task, "Verification")
         task.signals.partial.connect(self._on_checks)
         task.signals.finished.connect(self._on_finished)
-        task.signals.cancelled.connect(self._on_cancelled)
-        task.signals.failed.connect(self._on_failed)
-        self.task = task
         self.progress.start(len(targets), task.total_bytes)
         task.start(self.pool)
         return task
-
-    def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            self.progress.cancelling()
-
-    def shutdown(self, timeout: float = 2.0) -> None:
-        """Cancel and wait for the worker (before the file's map is closed)."""
-        if self.task is not None:
-            self.task.cancel()
-            self.task.wait(timeout)
 
     def _on_checks(self, checks: list[ComponentCheck]) -> None:
         self.session.set_digest_states([(c.tensor, c.role, c.state) for c in checks])
         problems = [c.problem for c in checks if c.problem is not None]
         self._added.update(problems)
         self.problems.add_problems(problems)
-
-    def _end(self, outcome: str, text: str) -> None:
-        self.task = None
-        self.progress.hide()
-        self.message.emit(text)
-        self.ended.emit(outcome)
 
     def _on_finished(self, summary) -> None:
         text = (f"Verified {summary.checked:,} digest{'s' if summary.checked != 1 else ''} "
@@ -88,9 +59,3 @@ class VerifyController(QObject):
         if summary.invalid:
             text += f", {summary.invalid:,} not checkable"
         self._end("finished", text)
-
-    def _on_cancelled(self) -> None:
-        self._end("cancelled", "Verification cancelled")
-
-    def _on_failed(self, message: str) -> None:
-        self._end("failed", f"Verification failed: {message}")
