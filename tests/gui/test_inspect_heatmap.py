@@ -224,13 +224,15 @@ def test_zstd_tensor_is_decoded_once_with_progress_into_the_cache(qtbot, panel, 
     assert panel.stack.currentWidget() is panel.heatmap  # from the cache: no decoding step
 
 
-def test_tensor_beyond_the_cache_budget_is_refused_with_a_message(qtbot, pool, open_arrays):
+def test_tensor_beyond_the_cache_budget_is_streamed_not_refused(qtbot, pool, open_arrays):
     from ztviewer.gui.views.inspect import InspectPanel
     from ztviewer.session.decode_cache import DecodedCache
+    from ztviewer.session.streamed_data import StreamedData
 
     widget = InspectPanel(pool, DecodedCache(budget=1000))
     qtbot.addWidget(widget)
     tf = open_arrays({"z": np.zeros((100, 100), np.float32)}, compress=("zstd", 3))
     show_and_wait(qtbot, widget, tf, "z")
-    assert "budget" in widget.note.text()
+    assert widget.stack.currentWidget() is widget.heatmap and isinstance(widget.heatmap.data, StreamedData)
+    assert widget.heatmap.data.value((99, 99)) == 0.0
     widget.shutdown()

@@ -72,3 +72,31 @@ def test_quantized_group_tensor_is_shown_dequantized(qtbot, panel, corpus_dir):
         qtbot.waitUntil(lambda: heatmap_painted(panel.heatmap))
         np.testing.assert_array_equal(panel.heatmap.data.array, quantized.dequantize(tf, tensor))
         assert "code − zero" in panel.heatmap.name
+
+
+def test_zstd_tensor_larger_than_the_cache_is_streamed(qtbot, pool, tmp_path):
+    """Issue 17 §9: a compressed tensor decoding to more than the inspect cache budget is shown (its plane
+    reduced while decoding), not refused; nothing of it enters the cache."""
+    from ztviewer.codec.arrays import save_arrays
+    from ztviewer.gui.views.inspect import InspectPanel
+    from ztviewer.session.decode_cache import DecodedCache
+    from ztviewer.session.streamed_data import StreamedData
+
+    weight = np.random.default_rng(2).standard_normal((600, 800)).astype(np.float32)    # 1.9 MB decoded
+    save_arrays(tmp_path / "w.zt", {"w": weight}, "zt", compress=("zstd", 3))
+    cache = DecodedCache(budget=1 << 20)
+    panel = InspectPanel(pool, cache)
+    qtbot.addWidget(panel)
+    panel.resize(900, 700)
+    panel.show()
+    with open_file(tmp_path / "w.zt") as tf:
+        show_and_wait(qtbot, panel, tf, "w")
+        heat = panel.heatmap
+        assert panel.stack.currentWidget() is heat and isinstance(heat.data, StreamedData)
+        qtbot.waitUntil(lambda: heatmap_painted(heat), timeout=20_000)
+        image = heat.base.image
+        assert image.method != "strided"                      # the whole plane was reduced, block by block
+        assert float(np.abs(image.data).max()) == float(np.abs(weight).max())   # peaks survive the reduction
+        assert heat.data.value((599, 799)) == pytest.approx(float(weight[599, 799]))
+        assert (tf.path, tf.tensor("w").index, "dense") not in cache
+        panel.shutdown()

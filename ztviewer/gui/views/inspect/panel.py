@@ -220,6 +220,14 @@ class InspectPanel(QWidget):
             self._dense_ready(load_dense(tf, tensor, dtype_name, cache=cache), tensor, choices)
             return
         size = expected_nbytes(tensor)
+        budget = cache.budget if cache is not None else None
+        if size is not None and budget is not None and size > budget:   # streamed, never whole in memory
+            from ztviewer.session.streamed_data import StreamedData
+
+            self._dense_ready(StreamedData(tf, tensor, dtype_name), tensor, choices)
+            self.message.emit(f"{tensor.name} decodes to {human_bytes(size)}, more than the inspect cache: "
+                              "its planes are decoded as they are shown (last two axes)")
+            return
         self.loading_label.setText(f"Decoding {tensor.name} ({component.encoding}, "
                                    f"{human_bytes(size) if size else 'size unknown'})…")
         self.loading_bar.setRange(0, 0)
