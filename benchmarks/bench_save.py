@@ -80,11 +80,26 @@ def _settle_unlinks() -> None:
             thread.join()
 
 
-def bench_save_as(tmpdir: Path, quick: bool, size: int | None = None) -> dict[str, Any]:
+def _cpu_of(fn) -> tuple[float, float]:
+    """Wall seconds of ``fn`` and the CPU seconds it used, in this process and in the children it waited for
+    (``cp``), user + system: kernel copies count on both sides."""
+    import resource
+
+    def used() -> float:
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+    before = used()
+    seconds = fn()
+    return seconds, used() - before
+
+
+def bench_save_as(tmpdir: Path, quick: bool, size: int | None = None, src: Path | None = None,
+                  label: str = "", goal: str = "<= 1.15") -> dict[str, Any]:
     """Save-as over an existing file of the same size vs ``cp`` + fsync to a fresh target (the reference's old copy
     is removed before its clock starts; our replaced file is freed in the background, as in the app)."""
-    src = _big_zt(tmpdir, size, quick)
-    out, copy = tmpdir / "saved_as.zt", tmpdir / "cp_copy.zt"
+    src = _big_zt(tmpdir, size, quick) if src is None else src
+    out, copy = tmpdir / f"saved_as{src.suffix}", tmpdir / f"cp_copy{src.suffix}"
 
     def ours() -> float:
         _settle_unlinks()
@@ -102,21 +117,40 @@ def bench_save_as(tmpdir: Path, quick: bool, size: int | None = None) -> dict[st
         return time.perf_counter() - start
 
     ours(), reference()  # warm-up; now ``out`` exists, so every timed save replaces a file
-    t_ours = t_ref = float("inf")
+    t_ours = t_ref = cpu_ours = cpu_ref = float("inf")
     for i in range(2 if quick else 5):
         for fn in ((ours, reference) if i % 2 == 0 else (reference, ours)):
-            seconds = fn()
+            seconds, cpu = _cpu_of(fn)
             if fn is ours:
-                t_ours = min(t_ours, seconds)
+                t_ours, cpu_ours = min(t_ours, seconds), min(cpu_ours, cpu)
             else:
-                t_ref = min(t_ref, seconds)
+                t_ref, cpu_ref = min(t_ref, seconds), min(cpu_ref, cpu)
     t_plain = reference(fsync=False)
     _settle_unlinks()
     nbytes = src.stat().st_size
-    row = result("save-as over an existing file, one attribute changed (vs cp + fsync to a fresh target)", t_ours,
-                 t_ref, "<= 1.15", note=f"{files.fmt_size(nbytes)}; ours {nbytes / t_ours / 2**30:.2f} GiB/s "
+    row = result(f"save-as over an existing {label}file, one attribute changed (vs cp + fsync to a fresh target)",
+                 t_ours, t_ref, goal, note=f"{files.fmt_size(nbytes)}; ours {nbytes / t_ours / 2**30:.2f} GiB/s "
                  f"(temporary, fsync, rename over the old file, directory fsync; the old file is unlinked in the "
-                 f"background); plain cp {t_plain:.3f} s", profile=ours)
+                 f"background); plain cp {t_plain:.3f} s; CPU (user + system, best) ours {cpu_ours:.3f} s, cp "
+                 f"{cpu_ref:.3f} s", profile=ours)
+    for f in (out, copy):
+        f.unlink(missing_ok=True)
+    return row
+
+
+def bench_zt_to_safetensors(tmpdir: Path, quick: bool, size: int | None = None) -> dict[str, Any]:
+    src = _big_zt(tmpdir, size, quick)
+    out, copy = tmpdir / "converted.safetensors", tmpdir / "cp_copy.zt"
+
+    def ours() -> None:
+        convert(src, out, to="safetensors")
+
+    t_ours, t_ref = best_of(ours, lambda: _cp(src, copy, fsync=True), repeats=2 if quick else 5)
+    (_, cpu_ours), (_, cpu_ref) = _cpu_of(ours), _cpu_of(lambda: _cp(src, copy, fsync=True))
+    nbytes = src.stat().st_size
+    row = result("convert zt v1.0 → safetensors (vs cp + fsync)", t_ours, t_ref, "<= 1.2",
+                 note=f"{files.fmt_size(nbytes)}, one tensor; {nbytes / t_ours / 2**30:.2f} GiB/s; CPU (user + "
+                      f"system, one run) ours {cpu_ours:.3f} s, cp {cpu_ref:.3f} s", profile=ours)
     for f in (out, copy):
         f.unlink(missing_ok=True)
     return row
@@ -205,7 +239,10 @@ def run(tmpdir: Path, quick: bool = False, size: int | None = None) -> list[dict
     (reference / ours, the throughput ratio compared with ``goal``).
     """
     rows = [bench_save_as(tmpdir, quick, size), bench_convert(tmpdir, quick, size),
-            bench_convert_zstd_rss(tmpdir, quick, size)]
+            bench_convert_zstd_rss(tmpdir, quick, size),
+            bench_save_as(tmpdir, quick, size, _safetensors(tmpdir, SAVE_BYTES[quick] if size is None else size),
+                          "safetensors ", "<= 1.2"),
+            bench_zt_to_safetensors(tmpdir, quick, size)]
     for row in rows:
         row["value"], row["reference"] = row["ours_s"], row["reference_s"]
     return rows
