@@ -12,6 +12,7 @@ from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.tensor_table import stored_nbytes
 from ztviewer.session.digest_states import PRIORITY, DigestStates
 from ztviewer.session.formatting import exact_bytes, hex_offset, human_bytes, natural_key, shape_text
+from ztviewer.session.selection import byte_range_of
 from ztviewer.session.tree_nodes import TensorGroup
 from ztviewer.session.zt_v2_facts import file_kind_text, shared_note, tensor_shared_note
 
@@ -66,7 +67,7 @@ def cell(model: TensorTreeModel, index, column: Column, role: int) -> Any:
         return _RIGHT if column in (Column.STORED, Column.OFFSET) else None
     item = model.item(index)
     if role == TreeRole.BYTE_RANGE:
-        return _byte_range(item)
+        return byte_range_of(item)
     if role == TreeRole.DIGEST_STATE:
         return _digest_state(model, index, item).value
     if column == Column.DIGEST:
@@ -121,16 +122,6 @@ def _digest_tooltip(model: TensorTreeModel, item, state: DigestState) -> str:
         counts = model.digests.totals()
         return "\n".join(f"{DIGEST_TEXT[s]}: {n:,} components" for s, n in counts.items()) or "no components"
     return DIGEST_TIP[state]
-
-
-def _byte_range(item) -> tuple[int, int] | None:
-    if isinstance(item, Component):
-        return item.offset, item.length
-    if isinstance(item, Tensor):
-        return item.byte_span()
-    if isinstance(item, TensorFile):
-        return 0, item.size
-    return None
 
 
 def _file_cell(model: TensorTreeModel, tf: TensorFile, column: Column, role: int) -> Any:
