@@ -43,7 +43,7 @@ def local_spans(tensors: Sequence[Tensor]) -> list[tuple[int, int]]:
     return [(offset, length) for _, _, offset, length, shard in part_refs(tensors) if shard is None]
 
 
-def check_blobs(tensors: list[Tensor], manifest: tuple[int, int] | None, file_size: int,
+def check_blobs(tensors: Sequence[Tensor], manifest: tuple[int, int] | None, file_size: int,
                 shards: dict[str, ShardEntry]) -> None:
     """Append alignment, bounds and overlap errors to the tensors whose parts break them."""
     if _plain_blobs_sound(tensors, manifest, file_size):
@@ -69,7 +69,7 @@ def check_blobs(tensors: list[Tensor], manifest: tuple[int, int] | None, file_si
         _sweep(spans, shard)
 
 
-def _plain_blobs_sound(tensors: list[Tensor], manifest: tuple[int, int] | None, file_size: int) -> bool:
+def _plain_blobs_sound(tensors: Sequence[Tensor], manifest: tuple[int, int] | None, file_size: int) -> bool:
     """Whether untouched plain tensors (:func:`~ztviewer.codec.model.plain_spans`: local, one part each) are
     aligned, in bounds and pairwise disjoint, with the manifest apart: the proof over whole columns that
     there is nothing to report or share. ``False`` only means the general pass must look."""

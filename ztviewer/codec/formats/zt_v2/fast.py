@@ -46,8 +46,8 @@ def objects_tensors(objects: dict[Any, Any], fallback: Fallback) -> list[Tensor]
     kinds, part_keys, digest_ok, dense = KINDS, PART_KEYS, _DIGEST, dense_tensor
     for index, (name, entry) in enumerate(objects.items()):
         try:
-            if (type(name) is not str or not name or len(name) > MAX_NAME_CHARS or "\0" in name or type(entry) is not dict
-                    or tuple(entry) != OBJECT_KEYS or entry["layout"] != "dense"):
+            if (type(name) is not str or not name or len(name) > MAX_NAME_CHARS or "\0" in name
+                    or type(entry) is not dict or tuple(entry) != OBJECT_KEYS or entry["layout"] != "dense"):
                 raise _Unusual
             parts, shape = entry["parts"], entry["shape"]
             if type(parts) is not dict or len(parts) != 1 or type(shape) is not list or len(shape) > 64:

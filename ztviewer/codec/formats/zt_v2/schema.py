@@ -11,6 +11,7 @@ strict decoder, which is authoritative.
 from __future__ import annotations
 
 import math
+from collections.abc import MutableSequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,7 @@ class ShardEntry:
 
 @dataclass(slots=True)
 class Manifest:
-    tensors: list[Tensor]
+    tensors: MutableSequence[Tensor]
     attributes: dict[str, Any]
     shards: dict[str, ShardEntry]
     unknown: dict[str, Any] = field(default_factory=dict)
@@ -141,6 +142,7 @@ def read_objects(manifest: Manifest, objects: dict[Any, Any]) -> None:
     table (:mod:`.columns`), else plain dense objects through the fast loop, the rest through :func:`_object`
     and :func:`.layouts.apply_layout`."""
     import ztviewer.codec.formats.zt_v2.columns as columns
+
     from .fast import objects_tensors
     from .layouts import apply_layout
 
