@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from . import decode
+import ztviewer.codec.decode as decode
+
 from .errors import DecodeError, UnsupportedLayout
 from .model import Tensor, TensorFile
 

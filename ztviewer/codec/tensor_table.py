@@ -262,7 +262,11 @@ class TensorTable(MutableSequence[Tensor]):
         made, lengths = self._made, self.lengths
         if not self._built:
             return sum(map(lengths.__getitem__, positions))
-        return sum(lengths[p] if made[p] is None else made[p].stored_nbytes for p in positions)  # type: ignore[union-attr]
+        total = 0
+        for p in positions:
+            built = made[p]
+            total += lengths[p] if built is None else built.stored_nbytes
+        return total
 
     def plain_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Absolute ``(offsets, lengths)`` of the ``data`` components as ``uint64`` arrays while no tensor's
