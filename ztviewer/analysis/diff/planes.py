@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -46,13 +46,22 @@ class DifferencePlane:
             return b - as_numbers(self.a[key], self.dtype_a, self.dtype)
 
 
-@dataclass(slots=True)
-class DifferenceData:
-    """B − A of two N-D arrays of stored bits, shown like a dense tensor (``plane``, ``value``, ``kind``)."""
+class _Shaped(Protocol):
+    @property
+    def shape(self) -> tuple[int, ...]: ...
 
-    a: np.ndarray
+
+Side = TypeVar("Side", bound=_Shaped)
+
+
+@dataclass(slots=True)
+class _Difference(Generic[Side]):
+    """B − A of two equally shaped sides; ``dtype_a`` / ``dtype_b`` name what they hold. The difference is
+    shown as ``float64``, or ``complex128`` when either side is complex."""
+
+    a: Side
     dtype_a: str
-    b: np.ndarray
+    b: Side
     dtype_b: str
 
     @property
@@ -66,6 +75,11 @@ class DifferenceData:
     @property
     def kind(self) -> str:
         return DTYPES[self.dtype_name].kind
+
+
+@dataclass(slots=True)
+class DifferenceData(_Difference[np.ndarray]):
+    """B − A of two N-D arrays of stored bits, shown like a dense tensor (``plane``, ``value``, ``kind``)."""
 
     @property
     def array(self) -> DifferencePlane:
@@ -87,27 +101,10 @@ class DifferenceData:
 
 
 @dataclass(slots=True)
-class SliceDifference:
+class SliceDifference(_Difference[Any]):
     """B − A of two tensors shown through their 2-D planes: any objects with ``shape``, ``plane(axes, fixed)``
     and ``value(index)`` (a tensor train's reconstructed slices included); ``dtype_a`` / ``dtype_b`` name
     what their planes hold (stored bits of that dtype, or plain numbers as ``float64`` / ``complex128``)."""
-
-    a: Any
-    dtype_a: str
-    b: Any
-    dtype_b: str
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.a.shape)
-
-    @property
-    def dtype_name(self) -> str:
-        return "complex128" if work_dtype(self.dtype_a, self.dtype_b).kind == "c" else "float64"
-
-    @property
-    def kind(self) -> str:
-        return DTYPES[self.dtype_name].kind
 
     def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> DifferencePlane:
         return DifferencePlane(self.a.plane(axes, fixed), self.dtype_a, self.b.plane(axes, fixed), self.dtype_b)
