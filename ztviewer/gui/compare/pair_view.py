@@ -151,8 +151,8 @@ class PairView(QWidget):
         self.worst.clicked.connect(self._worst_clicked)
         self.worst.activated.connect(self._worst_clicked)
         self.slot = JobSlot(pool, self)
-        self.sparse = SparsePairView(pool, self.cache)
-        self.sparse.setObjectName("compareSparsePair")
+        self.pool = pool
+        self.sparse: SparsePairView | None = None     # made when the first sparse pair is shown
         self.link_levels = QCheckBox("Link levels")
         self.link_levels.setObjectName("compareLinkLevels")
         self.link_levels.setToolTip("A and B use one colour map and the same colour levels, computed from both "
@@ -185,7 +185,6 @@ class PairView(QWidget):
         bottom.setSizes([500, 400])
         self.pages = QStackedWidget()
         self.pages.addWidget(maps)
-        self.pages.addWidget(self.sparse)
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(self.pages)
         body.addWidget(bottom)
@@ -233,10 +232,11 @@ class PairView(QWidget):
         kinds = {view_kind(a), view_kind(b)}
         tf_a, tf_b, cache = self.session.tf_a, self.session.tf_b, self.cache
         if "sparse" in kinds and kinds <= {"sparse", "dense"}:
-            self.pages.setCurrentWidget(self.sparse)
+            sparse = self._sparse_view()
+            self.pages.setCurrentWidget(sparse)
             self.axes.set_shape(())
             self.link_levels.hide()
-            self.sparse.show_pair(tf_a, a, tf_b, b, pair.name)
+            sparse.show_pair(tf_a, a, tf_b, b, pair.name)
             return
         self.pages.setCurrentIndex(0)
         self.link_levels.show()
@@ -246,6 +246,13 @@ class PairView(QWidget):
         self._message("reading…")
         self.slot.start(lambda task: load_pair(tf_a, a, tf_b, b, cache, task.is_cancelled), self._loaded,
                         failed=self._message)
+
+    def _sparse_view(self) -> SparsePairView:
+        if self.sparse is None:
+            self.sparse = SparsePairView(self.pool, self.cache)
+            self.sparse.setObjectName("compareSparsePair")
+            self.pages.addWidget(self.sparse)
+        return self.sparse
 
     def _message(self, text: str) -> None:
         for view in self.heatmaps.values():
@@ -359,7 +366,7 @@ class PairView(QWidget):
             self.session.jump_to(position)
 
     def _on_focus(self, focus: tuple[int, ...] | None) -> None:
-        if focus is not None and self.pages.currentWidget() is self.sparse:
+        if focus is not None and self.sparse is not None and self.pages.currentWidget() is self.sparse:
             if len(focus) == 2:
                 self.sparse.centre(int(focus[0]), int(focus[1]), FOCUS_RADIUS)
             elif len(focus) == 1:
@@ -405,7 +412,8 @@ class PairView(QWidget):
 
     def shutdown(self) -> None:
         self.slot.shutdown()
-        self.sparse.shutdown()
+        if self.sparse is not None:
+            self.sparse.shutdown()
         for view in self.heatmaps.values():
             view.shutdown()
         self.session.selection_changed.disconnect(self._on_selection)
