@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RERUN = [
     "tests/codec/test_source.py", "tests/codec/test_portable.py", "tests/codec/test_convert.py",
     "tests/codec/test_edit.py", "tests/codec/test_save.py", "tests/codec/test_save_crash.py",
-    "tests/codec/test_write_corpus.py", "tests/codec/test_multifile_open.py", "tests/test_corpus_acceptance.py",
+    "tests/codec/writers/test_write_corpus.py", "tests/codec/multifile/test_multifile_open.py",
+    "tests/test_corpus_acceptance.py",
     "tests/gui/test_edit_save.py",
 ]
 PROBE = ("import os, sys\n"

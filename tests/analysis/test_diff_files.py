@@ -13,8 +13,8 @@ import pytest
 from safetensors.numpy import save_file
 
 from tests._corpus import CORPUS, corpus_manifest
-from tests.codec.test_multifile_builders import hf_checkpoint
-from tests.codec.zt_builders import V1, zt_bytes
+from tests.codec.formats.zt_builders import V1, zt_bytes
+from tests.codec.multifile.test_multifile_builders import hf_checkpoint
 from ztviewer.analysis.diff import DiffOptions, Tolerance, Verdict, compare_files
 from ztviewer.codec.convert import convert
 from ztviewer.codec.errors import Cancelled

@@ -171,7 +171,7 @@ def test_zstd_conversion_memory_is_bounded(tmp_path):
 
 
 def test_sharded_checkpoint_to_one_file(tmp_path):
-    from tests.codec.test_multifile_builders import hf_arrays, hf_checkpoint, spark_dataset
+    from tests.codec.multifile.test_multifile_builders import hf_arrays, hf_checkpoint, spark_dataset
 
     index = hf_checkpoint(tmp_path / "hf")
     convert(index, tmp_path / "one.zt", to="zt", digest="crc32c")

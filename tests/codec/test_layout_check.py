@@ -1,7 +1,7 @@
 """Format-independent layout checks (bounds, overlaps, alignment) and the file map's padding / gaps."""
 from __future__ import annotations
 
-from tests.codec.zt_builders import V1, dense_v10, open_bytes, zt_bytes
+from tests.codec.formats.zt_builders import V1, dense_v10, open_bytes, zt_bytes
 from ztviewer.codec.layout_check import check_layout, find_gaps
 from ztviewer.codec.model import Component, Region, Tensor, TensorFile
 

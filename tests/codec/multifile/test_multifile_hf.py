@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from tests.codec.test_multifile_builders import hf_arrays, hf_checkpoint
+from tests.codec.multifile.test_multifile_builders import hf_arrays, hf_checkpoint
 from ztviewer.cli import main
 from ztviewer.codec.check import check_file
 from ztviewer.codec.content_hash import array_sha256, content_sha256

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from tests.codec.test_multifile_builders import hf_arrays, hf_checkpoint, spark_dataset
+from tests.codec.multifile.test_multifile_builders import hf_arrays, hf_checkpoint, spark_dataset
 from ztviewer.cli import main
 from ztviewer.codec.check import check_file
 from ztviewer.codec.dense import to_dense

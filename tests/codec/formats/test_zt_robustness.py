@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.codec.zt_builders import CORPUS, V01, V1, dense_v10, open_bytes, zt_bytes
+from tests.codec.formats.zt_builders import CORPUS, V01, V1, dense_v10, open_bytes, zt_bytes
 from ztviewer.codec import registry
 
 SEEDS = ["zt_v0.1/ztensor-0.1.4-rust/sparse_crate_convention.zt", "zt_v1.0/ztensor-1.0.1/sparse.zt",

@@ -11,7 +11,7 @@ from pathlib import Path
 import cbor2
 import pytest
 
-from tests.codec.zt_builders import CORPUS, errors, open_bytes, warnings, zt_corpus_entries, zt_hostile_entries
+from tests.codec.formats.zt_builders import CORPUS, errors, open_bytes, warnings, zt_corpus_entries, zt_hostile_entries
 from ztviewer.codec import registry
 from ztviewer.codec.dtypes import ZT_SHORT_TO_CANONICAL
 

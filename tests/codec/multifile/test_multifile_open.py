@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from tests.codec.test_multifile_builders import hf_checkpoint, raw_safetensors, spark_dataset
+from tests.codec.multifile.test_multifile_builders import hf_checkpoint, raw_safetensors, spark_dataset
 from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
 from ztviewer.codec.errors import Cancelled, UnknownFormat

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.codec.test_multifile_builders import spark_dataset, spark_name
+from tests.codec.multifile.test_multifile_builders import spark_dataset, spark_name
 from ztviewer.cli import main
 from ztviewer.codec.check import check_file
 from ztviewer.codec.dense import to_dense

@@ -20,7 +20,7 @@ from ztviewer.codec.registry import open_file
 from ztviewer.codec.writers.cbor import dumps_deterministic
 from ztviewer.codec.writers.zt_v2_append import append_manifest, journal_path, recover
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ztensor = pytest.importorskip("ztensor")
 ARRAYS = {"w": np.arange(1000, dtype=np.float32), "b": np.ones(7, np.int8)}
 
@@ -136,7 +136,7 @@ def test_a_process_killed_mid_append_loses_only_the_new_generation(tmp_path: Pat
         import os
         from pathlib import Path
         from ztviewer.codec.writers.zt_v2_append import append_manifest
-        from tests.codec.test_zt_v2_append import _edited
+        from tests.codec.writers.test_zt_v2_append import _edited
         path = Path({str(path)!r})
         manifest = _edited(path, note="killed")
         real_write = os.write

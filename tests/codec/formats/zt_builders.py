@@ -3,19 +3,17 @@ from __future__ import annotations
 
 import json
 import struct
-from pathlib import Path
 from typing import Any
 
 import cbor2
 
+from tests._corpus import CORPUS
 from ztviewer.codec import registry
 from ztviewer.codec.formats import zt, zt_v2  # noqa: F401  (registers the handlers)
 from ztviewer.codec.model import Problem, TensorFile
 from ztviewer.codec.source import Source
 
 V01, V1 = b"ZTEN0001", b"ZTEN1000"
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"   # /work/shared beside the repo root
-CORPUS = SHARED / "corpus"
 
 
 def zt_corpus_entries() -> list[dict]:

@@ -6,7 +6,7 @@ import struct
 import cbor2
 import pytest
 
-from tests.codec.zt_builders import (
+from tests.codec.formats.zt_builders import (
     V01,
     V1,
     dense_v10,
