@@ -6,7 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "ref" / "ztensor-v2-conformance" / "valid"
+from tests._corpus import SHARED
+
+CONFORMANCE = SHARED / "ref" / "ztensor-v2-conformance" / "valid"
 CORPUS_V2 = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "zt_v2" / "ztensor-2.1.2"
 SEEKABLE = "zt.zstd-seekable/1"
 
