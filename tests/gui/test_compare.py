@@ -7,7 +7,7 @@ import os
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QModelIndex, QRectF, Qt
 from safetensors.numpy import save_file
 
 from ztviewer.analysis.diff import AttrKind
@@ -69,11 +69,21 @@ def run_compare(qtbot, a, b) -> CompareView:
     return view
 
 
+def leaves(model, parent=None) -> list:
+    """The pair rows (not the groups) in display order."""
+    parent = parent if parent is not None else QModelIndex()
+    found = []
+    for row in range(model.rowCount(parent)):
+        index = model.index(row, 0, parent)
+        found.extend(leaves(model, index) if model.group(index) is not None else [index])
+    return found
+
+
 def rows(view: CompareView) -> dict[str, list[str]]:
     model = view.model
     out = {}
-    for row in range(model.rowCount()):
-        cells = [model.index(row, c).data() for c in range(model.columnCount())]
+    for index in leaves(model):
+        cells = [index.siblingAtColumn(c).data() for c in range(model.columnCount())]
         out[cells[0] or cells[FIRST_B + 1]] = cells
     return out
 
@@ -110,15 +120,14 @@ def test_filter_and_sort_by_metric(qtbot, checkpoints):
     a, b, _, _ = checkpoints
     view = run_compare(qtbot, a, b)
     view.only_differences.setChecked(True)
-    names = [view.model.index(r, 0).data() or view.model.index(r, FIRST_B + 1).data()
-             for r in range(view.model.rowCount())]
+    names = [i.data() or i.siblingAtColumn(FIRST_B + 1).data() for i in leaves(view.model)]
     assert sorted(names) == ["emb", "gone", "layer.cube", "layer.w", "new", "q"]  # a rename counts as a difference
     view.tree_b.sortByColumn(FIRST_METRIC, Qt.SortOrder.DescendingOrder)    # max |Δ|, largest first
     assert view.session.sort_key == "max |Δ|" and view.session.descending
-    first = [view.model.index(r, 0).data() for r in range(3)]
+    first = [i.data() for i in leaves(view.model)[:3]]
     assert first == ["layer.cube", "layer.w", "q"]
     view.only_differences.setChecked(False)
-    assert view.model.rowCount() == 7
+    assert len(leaves(view.model)) == 7
     view.shutdown()
 
 
@@ -246,7 +255,7 @@ def test_cancel_keeps_the_rows_so_far(qtbot, tmp_path):
     view.session.pairs_added.connect(lambda _n: view.cancel())   # cancel as soon as the first rows arrive
     view.start()
     qtbot.waitUntil(lambda: view.session.state == "cancelled", timeout=20_000)
-    assert 0 < view.model.rowCount() == len(view.session.pairs) < 200
+    assert 0 < len(leaves(view.model)) == len(view.session.pairs) < 200
     assert not view.cancel_button.isEnabled() and "cancelled" in view.summary.text()
     view.shutdown()
 
@@ -389,4 +398,48 @@ def test_tensor_train_pair_compares_reconstructed_slices(qtbot, tmp_path):
                     and delta.base.image.data[2, 3] != 0, timeout=10_000)
     np.testing.assert_allclose(delta.base.image.data, (nudged - full)[4], atol=1e-12)
     assert delta.data.value((4, 2, 3)) == pytest.approx(0.25)
+    view.shutdown()
+
+
+def test_pairs_grouped_by_dotted_prefix(qtbot, tmp_path):
+    """Groups as in the file tree, each with its worst verdict and how many of its pairs differ; 'Only
+    differences' drops unchanged groups; a metric sorts within each group; A and B open and close together."""
+    rng = np.random.default_rng(2)
+    arrays = {name: rng.standard_normal((6, 5)).astype(np.float32)
+              for name in ("block.0.w", "block.0.b", "block.1.w", "block.1.b", "head")}
+    changed = {k: v.copy() for k, v in arrays.items() if k != "head"}
+    changed["block.0.w"][1, 2] += np.float32(0.125)
+    changed["block.0.b"][3, 4] += np.float32(0.5)
+    save_arrays(tmp_path / "a.zt", arrays, "zt")
+    save_arrays(tmp_path / "b.zt", changed, "zt")
+    view = run_compare(qtbot, tmp_path / "a.zt", tmp_path / "b.zt")
+    model = view.model
+
+    def children(parent=QModelIndex()):
+        return [model.index(r, 0, parent) for r in range(model.rowCount(parent))]
+
+    def cell(index, column):
+        return index.siblingAtColumn(column).data()
+
+    block, head = children()
+    assert (block.data(), cell(head, 0)) == ("block  (4)", "head")
+    assert cell(block, FIRST_B) == "different" and cell(head, FIRST_B) == "only in A"
+    assert cell(block, len(HEADERS) - 1) == "2 of 4 differ: 2 different, 2 identical"
+    zero, one = children(block)
+    assert (zero.data(), cell(one, FIRST_B)) == ("0  (2)", "identical")
+    assert view.tree_a.isExpanded(zero) and view.tree_b.isExpanded(zero)
+    view.tree_a.collapse(zero)                                    # the B tree follows, and it stays closed
+    assert not view.tree_b.isExpanded(zero)
+    view.tree_b.sortByColumn(FIRST_METRIC, Qt.SortOrder.DescendingOrder)
+    zero = children(children()[0])[0]
+    assert [cell(i, 0) for i in children(zero)] == ["block.0.b", "block.0.w"]   # 0.5 before 0.125
+    assert not view.tree_a.isExpanded(zero) and not view.tree_b.isExpanded(zero)
+    view.tree_b.sortByColumn(FIRST_METRIC, Qt.SortOrder.AscendingOrder)
+    zero = children(children()[0])[0]
+    assert [cell(i, 0) for i in children(zero)] == ["block.0.w", "block.0.b"]
+    view.only_differences.setChecked(True)
+    block, head = children()
+    assert [i.data() for i in children(block)] == ["0  (2)"]
+    assert cell(block, len(HEADERS) - 1) == "2 of 2 differ: 2 different"
+    assert view.select_name("block.0.b") and view.session.selected_pair.name == "block.0.b"
     view.shutdown()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -100,8 +100,13 @@ class CompareView(CompareTab):
         self.tree_a.header().sortIndicatorChanged.connect(lambda c, o: self._sync_indicator(self.tree_b, c, o))
         self.tree_b.header().sortIndicatorChanged.connect(lambda c, o: self._sync_indicator(self.tree_a, c, o))
         self.tree_a.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.tree_a.setRootIsDecorated(True)                 # the group arrows; the B tree follows its expansion
+        self._collapsed: set[str] = set()                     # group prefixes the user closed (kept across resets)
+        for tree, other in ((self.tree_a, self.tree_b), (self.tree_b, self.tree_a)):
+            tree.expanded.connect(lambda index, other=other: self._expanded(other, index, True))
+            tree.collapsed.connect(lambda index, other=other: self._expanded(other, index, False))
         self.tree_a.selectionModel().currentRowChanged.connect(self._row_changed)
-        self.model.modelReset.connect(self._restore_selection)
+        self.model.modelReset.connect(self._model_reset)
         self.model.layoutChanged.connect(self._restore_selection)
         self._size_columns()
         self.attributes = QTreeView()
@@ -176,7 +181,7 @@ class CompareView(CompareTab):
         else:
             self.session.add_pairs(value)
             if self.session.selected is None and self.model.rowCount():
-                self.tree_a.setCurrentIndex(self.model.index(0, 0))
+                self.tree_a.setCurrentIndex(self.model.first_pair())
 
     def _progress(self, progress: tuple[int, int]) -> None:
         done, total = progress
@@ -216,11 +221,37 @@ class CompareView(CompareTab):
 
     def _restore_selection(self) -> None:
         selected = self.session.selected
-        row = None if selected is None else self.model.row_of(selected)
-        if row is not None:
+        index = QModelIndex() if selected is None else self.model.index_of(selected)
+        if index.isValid():
             self.tree_a.selectionModel().setCurrentIndex(
-                self.model.index(row, 0), QItemSelectionModel.SelectionFlag.ClearAndSelect
-                | QItemSelectionModel.SelectionFlag.Rows)
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+
+    # -- groups open and close together on both sides ---------------------------------------------------------
+    def _expanded(self, other: QTreeView, index: QModelIndex, expanded: bool) -> None:
+        group = self.model.group(index)
+        if group is not None and not self._restoring:
+            (self._collapsed.discard if expanded else self._collapsed.add)(group.prefix)
+        if other.isExpanded(index) != expanded:
+            other.setExpanded(index, expanded)
+
+    _restoring = False
+
+    def _model_reset(self) -> None:
+        """Groups rebuilt: open every group but those the user closed, then select the session's pair."""
+        self._restoring = True
+        try:
+            pending = [QModelIndex()]
+            while pending:
+                parent = pending.pop()
+                for row in range(self.model.rowCount(parent)):
+                    index = self.model.index(row, 0, parent)
+                    group = self.model.group(index)
+                    if group is not None and group.prefix not in self._collapsed:
+                        self.tree_a.setExpanded(index, True)
+                        pending.append(index)
+        finally:
+            self._restoring = False
+        self._restore_selection()
 
     def _sync_indicator(self, other: QTreeView, column: int, order: Qt.SortOrder) -> None:
         header: QHeaderView = other.header()
@@ -232,10 +263,13 @@ class CompareView(CompareTab):
 
     def select_name(self, name: str) -> bool:
         """Select the row of the pair named ``name`` (tests, scripts)."""
-        for row in range(self.model.rowCount()):
-            pair = self.model.item(self.model.index(row, 0))
-            if pair is not None and (pair.name == name or (pair.b is not None and pair.b.name == name)):
-                self.tree_a.setCurrentIndex(self.model.index(row, 0))
+        for number, pair in enumerate(self.session.pairs):
+            if pair.name == name or (pair.b is not None and pair.b.name == name):
+                index = self.model.index_of(number)
+                if not index.isValid():
+                    return False
+                self.tree_a.scrollTo(index)
+                self.tree_a.setCurrentIndex(index)
                 return True
         return False
 
