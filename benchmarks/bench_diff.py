@@ -10,11 +10,9 @@
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from ztviewer.codec.multifile import open_path
 from .bench_multifile import SHARDS, _hf_checkpoint
 from .common import best_of, result
 from .files import CHUNK, ZtV10Writer, big_zt, fmt_size
+from .probe import run_probe
 
 STATS_BYTES = {False: 1 << 30, True: 8 << 20}
 RSS_ALLOWANCE = 256 << 20
@@ -115,13 +114,8 @@ def _mapped(path: Path) -> np.ndarray:
 
 
 _CHILD = """
-import json, sys
 from ztviewer.analysis.diff import DiffOptions, compare_files
 from ztviewer.codec.multifile import open_path
-
-def status(key):  # this process's own figures: ru_maxrss would include the parent's before exec
-    with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":"))
 
 a, b = open_path(sys.argv[1]), open_path(sys.argv[2])
 base = status("VmRSS")
@@ -134,11 +128,7 @@ def _rss_row(name: str, a: Path, b: Path) -> dict:
     if not os.path.exists("/proc/self/status"):
         return result(f"{name}: peak RSS above baseline (MiB)", 1.0, 1.0, "report",
                       note="no /proc/self/status on this system: not measured")
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(a), str(b)], capture_output=True, text=True,
-                         check=True, env=env, cwd=root)
-    doc = json.loads(out.stdout)
+    doc = run_probe(_CHILD, a, b, what="diff")
     growth = max(doc["peak"] - doc["base"], 1)
     return result(f"{name}: peak RSS above baseline (MiB)", growth / 2**20, RSS_ALLOWANCE / 2**20, "<= 1.0",
                   unit="MiB", note=f"child process: peak (VmHWM) {doc['peak'] / 2**20:.0f} MiB, "

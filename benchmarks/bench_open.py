@@ -1,10 +1,7 @@
 """Opening files: listing 10,000 tensors, and opening a 2 GiB file in the time and memory of a tiny one."""
 from __future__ import annotations
 
-import json
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import cbor2
@@ -14,6 +11,7 @@ from ztviewer.codec.source import Source
 
 from . import files
 from .common import best_of, result
+from .probe import run_probe
 
 
 def _open_and_list(path: Path) -> list[str]:
@@ -94,35 +92,21 @@ def _bare_map(path: Path) -> None:
 
 
 _RSS_PROBE = r"""
-import json, sys
 from ztviewer.codec import open_file
 from ztviewer.codec.source import Source
 from ztviewer.codec.registry import handlers
 
-def hwm_kib():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
 handlers()  # import every format module before the baseline
-before = hwm_kib()
+before = peak_kib()
 tf = open_file(sys.argv[1])
 names = tf.tensor_names()
-after = hwm_kib()
+after = peak_kib()
 print(json.dumps({"before_kib": before, "after_kib": after, "tensors": len(names)}))
 """
 
 
 def _peak_rss(path: Path) -> dict:
-    root = str(Path(__file__).resolve().parents[1])
-    proc = subprocess.run([sys.executable, "-c", _RSS_PROBE, str(path)], capture_output=True, text=True,
-                          timeout=120, cwd=root, check=False)
-    if proc.returncode:
-        raise RuntimeError(f"RSS probe failed: {proc.stderr.strip()[-500:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_probe(_RSS_PROBE, path, timeout=120, what="RSS probe")
 
 
 def bench_open_big_rss(tmpdir: Path, quick: bool) -> dict:
@@ -140,26 +124,18 @@ def bench_open_big_rss(tmpdir: Path, quick: bool) -> dict:
 
 
 _HUGE_PROBE = r"""
-import json, sys, time
+import time
 from ztviewer.codec import open_file
 from ztviewer.codec.registry import handlers
 
-def hwm_kib():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
 handlers()
-before = hwm_kib()
+before = peak_kib()
 start = time.perf_counter()
 tf = open_file(sys.argv[1])
 names = tf.tensor_names()
 seconds = time.perf_counter() - start
 problems = [str(p) for p in tf.all_problems()]
-print(json.dumps({"seconds": seconds, "before_kib": before, "after_kib": hwm_kib(), "tensors": len(names),
+print(json.dumps({"seconds": seconds, "before_kib": before, "after_kib": peak_kib(), "tensors": len(names),
                   "problems": problems[:2]}))
 """
 
@@ -168,14 +144,7 @@ def bench_million_list(tmpdir: Path, quick: bool) -> dict:
     """1,000,000 tensors listed within 3 s and 1 GB (issue 15): a fresh process each time, its peak RSS
     (VmHWM) over its own baseline after import. The ratio is against the 3 s budget."""
     path, n = files.million_safetensors(tmpdir, quick)
-    root = str(Path(__file__).resolve().parents[1])
-    runs = []
-    for _ in range(2 if quick else 3):
-        proc = subprocess.run([sys.executable, "-c", _HUGE_PROBE, str(path)], capture_output=True, text=True,
-                              timeout=600, cwd=root, check=False)
-        if proc.returncode:
-            raise RuntimeError(f"probe failed: {proc.stderr.strip()[-500:]}")
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    runs = [run_probe(_HUGE_PROBE, path, timeout=600) for _ in range(2 if quick else 3)]
     best = min(runs, key=lambda r: r["seconds"])
     grown_mb = max((r["after_kib"] - r["before_kib"]) * 1024 / 1e6 for r in runs)
     budget = 3.0 if not quick else 3.0 * n / 1_000_000

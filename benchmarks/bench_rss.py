@@ -11,11 +11,8 @@ the outputs (the largest output is written, then removed, before the next pass).
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +22,7 @@ import zstandard
 
 from . import files
 from .common import result
+from .probe import run_probe
 
 RSS_ALLOWANCE = 256 << 20
 SIZES = {False: (4 << 30, 16 << 30), True: (64 << 20,)}
@@ -32,12 +30,6 @@ SPY_NNZ = {False: 100_000_000, True: 1_000_000}
 _FRAME = 16 << 20  # decoded bytes per zstd frame of the compressed input
 
 _CHILD = """
-import json, sys
-
-def status(key):  # this process's own figures: ru_maxrss would include the parent's before exec
-    with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":"))
-
 action, src, out = sys.argv[1:4]
 from ztviewer.cli import run_command
 from ztviewer.codec.check import check_file
@@ -131,13 +123,7 @@ def _coo_zt(tmpdir: Path, nnz: int, extent: int = 1 << 20) -> Path:
 
 
 def _child(action: str, src: Path, out: Path) -> dict[str, Any]:
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", _CHILD, action, str(src), str(out)], capture_output=True,
-                          text=True, env=env, cwd=root, check=False)
-    if proc.returncode:
-        raise RuntimeError(f"{action} failed: {proc.stderr.strip()[-500:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # the last line: export says what it wrote
+    return run_probe(_CHILD, action, src, out, what=action)  # its last line: export says what it wrote
 
 
 def _row(label: str, size: int, action: str, src: Path, out: Path) -> dict[str, Any]:

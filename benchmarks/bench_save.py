@@ -13,7 +13,6 @@ import json
 import os
 import struct
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from ztviewer.codec.save import save
 
 from . import files
 from .common import best_of, result
+from .probe import run_probe
 
 SAVE_BYTES = {False: 2 << 30, True: 8 << 20}
 CONVERT_BYTES = {False: 1 << 30, True: 8 << 20}
@@ -177,12 +177,7 @@ def bench_convert(tmpdir: Path, quick: bool, size: int | None = None) -> dict[st
 
 RSS_ALLOWANCE = 256 << 20
 _CONVERT_CHILD = """
-import json, sys
 from ztviewer.codec.convert import convert
-
-def status(key):  # this process's own figures: ru_maxrss would include the parent's before exec
-    with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":"))
 
 base = status("VmRSS")
 result = convert(sys.argv[1], sys.argv[2], to="zt", compress="raw")
@@ -219,11 +214,7 @@ def bench_convert_zstd_rss(tmpdir: Path, quick: bool, size: int | None = None) -
     if not os.path.exists("/proc/self/status"):
         return result(name, 1.0, 1.0, "report", note="no /proc/self/status on this system: not measured")
     src, out = _zstd_zt(tmpdir, nbytes), tmpdir / "converted_zstd.zt"
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", _CONVERT_CHILD, str(src), str(out)], capture_output=True,
-                          text=True, check=True, env=env, cwd=root)
-    doc = json.loads(proc.stdout)
+    doc = run_probe(_CONVERT_CHILD, src, out, what="convert")
     out.unlink(missing_ok=True)
     growth = max(doc["peak"] - doc["base"], 1)
     return result(name, growth / 2**20, RSS_ALLOWANCE / 2**20, "<= 1.0", unit="MiB",
