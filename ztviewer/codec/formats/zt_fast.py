@@ -11,6 +11,7 @@ all three together).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, MutableSequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
@@ -21,84 +22,61 @@ from .zt_fields import ENCODINGS, digest_problem, is_u64
 #: (index, name, entry) → the tensor the layout's full reader builds; ``None`` in single-entry probes.
 Fallback = Callable[[int, Any, Any], "Tensor | None"]
 
-_V10_ITEMSIZE = {name: DTYPES[name].itemsize for name in ZT_LONG_NAMES}
-_V10_INFO = {name: (name, size) for name, size in _V10_ITEMSIZE.items()}
+_V10_INFO = {name: (name, DTYPES[name].itemsize) for name in ZT_LONG_NAMES}
 _SHORT_INFO = {short: (name, DTYPES[name].itemsize) for short, name in ZT_SHORT_TO_CANONICAL.items()}
-_V10_OPTIONAL = ("encoding", "digest")
-_OBJECTS_OPTIONAL = ("encoding", "digest", "uncompressed_length")
 
 
 class _Unusual(Exception):
     """Raised inside the loop to send one entry to the full reader."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """What tells the two 1.x layouts apart for a plain dense entry: where the dtype is written and in which
+    spelling (``infos``: spelling → canonical name, item size), how many keys an entry and its ``data``
+    component hold at least, and the optional component keys."""
+
+    dtype_in_entry: bool
+    infos: dict[str, tuple[str, int]]
+    entry_keys: int
+    data_keys: int
+    optional: tuple[str, ...]
+
+
+_V10 = _Layout(True, _V10_INFO, 4, 2, ("encoding", "digest"))
+_OBJECTS = _Layout(False, _SHORT_INFO, 3, 3, ("encoding", "digest", "uncompressed_length"))
+
+
 def v10_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> MutableSequence[Any]:
     """Tensors of v1.0 ``name: {dtype, shape, format, components}`` entries, numbered from ``start``."""
     table = v10_table(entries, start)
-    return _v10_loop(entries.items(), fallback, start) if table is None else table
+    return _loop(entries.items(), fallback, start, _V10) if table is None else table
 
 
 def objects_tensors(entries: dict[Any, Any], fallback: Fallback, start: int = 0) -> MutableSequence[Any]:
     """Tensors of v1.x objects ``name: {shape, format, components}`` entries, numbered from ``start``."""
     table = objects_table(entries, start)
-    return _objects_loop(entries.items(), fallback, start) if table is None else table
+    return _loop(entries.items(), fallback, start, _OBJECTS) if table is None else table
 
 
-def _v10_loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int) -> list[Any]:
+def _loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int, layout: _Layout) -> list[Any]:
     dense = dense_tensor
-    itemsizes = _V10_ITEMSIZE
+    in_entry, infos, entry_keys, data_keys, optional = (layout.dtype_in_entry, layout.infos, layout.entry_keys,
+                                                        layout.data_keys, layout.optional)
     tensors: list[Any] = []
     append = tensors.append
     for index, (name, entry) in enumerate(items, start):
         try:
-            if type(entry) is not dict or len(entry) != 4 or type(name) is not str:
-                raise _Unusual
-            dtype, shape, components = entry["dtype"], entry["shape"], entry["components"]
-            if entry["format"] != "dense" or len(components) != 1 or type(dtype) is not str:
-                raise _Unusual
-            data = components["data"]
-            nbytes = itemsizes[dtype]
-            offset, length = data["offset"], data["length"]
-            if type(offset) is not int or type(length) is not int or type(shape) is not list:
-                raise _Unusual
-            bits = offset | length
-            for dim in shape:
-                if type(dim) is not int:
-                    raise _Unusual
-                bits |= dim
-                nbytes *= dim
-            if bits >> 64:  # some value is negative or past u64
-                raise _Unusual
-            if len(data) == 2:
-                if nbytes != length:
-                    raise _Unusual
-                encoding, digest, uncompressed = "raw", None, None
-            else:
-                encoding, digest, uncompressed = _optional(data, 2, _V10_OPTIONAL, length, nbytes)
-        except (KeyError, TypeError, _Unusual):
-            append(fallback(index, name, entry))
-            continue
-        append(dense(name, dtype, tuple(shape), index, offset, length, encoding, digest, uncompressed, "dense"))
-    return tensors
-
-
-def _objects_loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: int) -> list[Any]:
-    dense = dense_tensor
-    infos = _SHORT_INFO
-    tensors: list[Any] = []
-    append = tensors.append
-    for index, (name, entry) in enumerate(items, start):
-        try:
-            if type(entry) is not dict or len(entry) != 3 or type(name) is not str:
+            if type(entry) is not dict or len(entry) != entry_keys or type(name) is not str:
                 raise _Unusual
             shape, components = entry["shape"], entry["components"]
             if entry["format"] != "dense" or len(components) != 1:
                 raise _Unusual
             data = components["data"]
-            short = data["dtype"]
-            if type(short) is not str:
+            spelled = entry["dtype"] if in_entry else data["dtype"]
+            if type(spelled) is not str:
                 raise _Unusual
-            dtype, nbytes = infos[short]
+            dtype, nbytes = infos[spelled]
             offset, length = data["offset"], data["length"]
             if type(offset) is not int or type(length) is not int or type(shape) is not list:
                 raise _Unusual
@@ -110,12 +88,12 @@ def _objects_loop(items: Iterable[tuple[Any, Any]], fallback: Fallback, start: i
                 nbytes *= dim
             if bits >> 64:  # some value is negative or past u64
                 raise _Unusual
-            if len(data) == 3:
+            if len(data) == data_keys:
                 if nbytes != length:
                     raise _Unusual
                 encoding, digest, uncompressed = "raw", None, None
             else:
-                encoding, digest, uncompressed = _optional(data, 3, _OBJECTS_OPTIONAL, length, nbytes)
+                encoding, digest, uncompressed = _optional(data, data_keys, optional, length, nbytes)
         except (KeyError, TypeError, _Unusual):
             append(fallback(index, name, entry))
             continue
