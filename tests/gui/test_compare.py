@@ -246,7 +246,23 @@ def test_command_line_compare_option():
     assert isinstance(argparse.ArgumentParser, type)
 
 
-def test_cancel_keeps_the_rows_so_far(qtbot, tmp_path):
+def test_cancel_keeps_the_rows_so_far(qtbot, tmp_path, monkeypatch):
+    import time
+
+    from ztviewer.workers import compare as compare_worker
+
+    real = compare_worker.iter_pair_diffs
+
+    def paced(*args, cancelled=None, **kw):
+        """Hold after 5 pairs until the cancel arrives (a fast machine would finish all 200 first)."""
+        for count, pair in enumerate(real(*args, cancelled=cancelled, **kw), 1):
+            yield pair
+            deadline = time.monotonic() + 10
+            while count >= 5 and cancelled is not None and not cancelled() and time.monotonic() < deadline:
+                time.sleep(0.005)
+
+    monkeypatch.setattr(compare_worker, "iter_pair_diffs", paced)
+    monkeypatch.setattr(compare_worker, "BATCH_SECONDS", 0.0)
     arrays = {f"t{k:03d}": np.full((64, 64), k, np.float32) for k in range(200)}
     save_file(arrays, str(tmp_path / "a.safetensors"))
     save_file({k: v + 1 for k, v in arrays.items()}, str(tmp_path / "b.safetensors"))
@@ -442,4 +458,28 @@ def test_pairs_grouped_by_dotted_prefix(qtbot, tmp_path):
     assert [i.data() for i in children(block)] == ["0  (2)"]
     assert cell(block, len(HEADERS) - 1) == "2 of 2 differ: 2 different"
     assert view.select_name("block.0.b") and view.session.selected_pair.name == "block.0.b"
+    view.shutdown()
+
+
+def test_pair_histograms_arrive_in_two_bounded_steps(qtbot, tmp_path, monkeypatch):
+    from ztviewer.gui.compare import pair_view
+
+    shown = []
+    original = pair_view.PairHistogram.show_histograms
+    monkeypatch.setattr(pair_view.PairHistogram, "show_histograms",
+                        lambda self, h: (shown.append(None if h is None else h.counted), original(self, h)))
+    monkeypatch.setattr(pair_view, "HISTOGRAM_SAMPLE", 60_000)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((400, 300)).astype(np.float32)
+    save_arrays(tmp_path / "a.zt", {"w": x}, "zt")
+    save_file({"w": x + np.float32(1)}, str(tmp_path / "b.safetensors"))
+    view = run_compare(qtbot, tmp_path / "a.zt", tmp_path / "b.safetensors")
+    select(qtbot, view, "w")
+    qtbot.waitUntil(lambda: (60_000, 60_000) in shown, timeout=10_000)
+    counted = [c for c in shown if c is not None]
+    quick = x.size // -(-x.size // 16_384)                         # every 8th element: 15,000
+    assert counted == [(quick, quick), (60_000, 60_000)]           # the quick sample first, then the bounded one
+    histograms = view.pair_view.data.histograms
+    assert histograms.counts_a.sum() == 60_000 and histograms.total == (x.size, x.size)
+    assert "60,000 of 120,000" in view.pair_view.histogram.getPlotItem().titleLabel.text
     view.shutdown()

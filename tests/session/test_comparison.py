@@ -92,3 +92,21 @@ def test_leaving_the_plane_leaves_the_focus(session):
     assert s.focus == (3, 1, 4)
     s.set_plane((1, 2), {0: 2})
     assert s.focus is None and events[-1] == ("focus_changed", None)
+
+
+def test_pair_histograms_count_a_bounded_spread_sample():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((700, 900)).astype(np.float32)
+    y = (x * 2).astype(np.float32)
+    hist = pair_histograms(x, "float32", y, "float32", bins=32, sample=50_000)
+    step = -(-x.size // 50_000)
+    sample_x, sample_y = x.reshape(-1)[::step], y.reshape(-1)[::step]
+    assert hist.sampled and hist.counted == (sample_x.size, sample_y.size) and hist.total == (x.size, y.size)
+    low, high = float(min(sample_x.min(), sample_y.min())), float(max(sample_x.max(), sample_y.max()))
+    assert (hist.edges[0], hist.edges[-1]) == (pytest.approx(low), pytest.approx(high))
+    assert np.array_equal(hist.counts_b, np.histogram(sample_y.astype(np.float64), 32, range=(low, high))[0])
+    column_major = np.asfortranarray(x)                                  # not contiguous in C order: gathered
+    gathered = pair_histograms(column_major, "float32", y, "float32", bins=32, sample=50_000)
+    assert np.array_equal(gathered.counts_a, hist.counts_a)
+    whole = pair_histograms(x, "float32", y, "float32", bins=32, sample=x.size)
+    assert not whole.sampled and whole.counts_a.sum() == x.size

@@ -116,20 +116,46 @@ class SliceDifference(_Difference[Any]):
         return None
 
 
+#: elements of each side a pair histogram counts at most (a first quick pass counts PREVIEW_SAMPLE).
+HISTOGRAM_SAMPLE = 1 << 20
+PREVIEW_SAMPLE = 1 << 14
+
+
 @dataclass(slots=True)
 class PairHistograms:
-    """Counts of A's and B's finite values in the same ``edges`` (``None`` counts: no finite value)."""
+    """Counts of A's and B's finite values in the same ``edges`` (``None`` counts: no finite value), over
+    ``counted`` of the ``total`` elements of each side (an evenly spread sample when fewer)."""
 
     edges: np.ndarray
     counts_a: np.ndarray
     counts_b: np.ndarray
+    counted: tuple[int, int] = (0, 0)
+    total: tuple[int, int] = (0, 0)
+
+    @property
+    def sampled(self) -> bool:
+        return self.counted != self.total
+
+
+def spread_sample(array: np.ndarray, count: int) -> np.ndarray:
+    """At most about ``count`` elements of ``array`` evenly spread over it in row-major order (only those read;
+    a view of a C-contiguous array, memory-mapped ones included)."""
+    size = int(array.size)
+    if size <= count:
+        return np.asarray(array).reshape(-1)
+    step = -(-size // max(1, count))
+    if array.flags.c_contiguous:
+        return array.reshape(-1)[::step]
+    return np.asarray(array[np.unravel_index(np.arange(0, size, step, dtype=np.int64), array.shape)])
 
 
 def pair_histograms(a: np.ndarray, dtype_a: str, b: np.ndarray, dtype_b: str, bins: int = 64,
-                    cancelled=None) -> PairHistograms | None:
-    """Histograms of both arrays over the common range ``[min(min a, min b), max(max a, max b)]``; complex
-    values by magnitude. ``None`` when neither side has a finite value."""
-    stats = [compute_stats(x, bins=0, dtype_name=d, cancelled=cancelled) for x, d in ((a, dtype_a), (b, dtype_b))]
+                    cancelled=None, sample: int = HISTOGRAM_SAMPLE) -> PairHistograms | None:
+    """Histograms of both arrays over the common range ``[min(min a, min b), max(max a, max b)]`` of at most
+    ``sample`` evenly spread elements of each; complex values by magnitude. ``None`` when neither side has a
+    finite value."""
+    parts = [spread_sample(a, sample), spread_sample(b, sample)]
+    stats = [compute_stats(x, bins=0, dtype_name=d, cancelled=cancelled) for x, d in zip(parts, (dtype_a, dtype_b))]
     lows = [float(s.min) for s in stats if s.finite and s.min is not None]
     highs = [float(s.max) for s in stats if s.finite and s.max is not None]
     if not lows or not highs:
@@ -137,6 +163,7 @@ def pair_histograms(a: np.ndarray, dtype_a: str, b: np.ndarray, dtype_b: str, bi
     low, high = min(lows), max(highs)
     if not high > low:
         high = low + (abs(low) * 1e-6 or 1.0)
-    counts = [histogram_of(array_chunks(x), low, high, bins, d)[0] for x, d in ((a, dtype_a), (b, dtype_b))]
+    counts = [histogram_of(array_chunks(x), low, high, bins, d)[0] for x, d in zip(parts, (dtype_a, dtype_b))]
     edges = np.histogram_bin_edges(np.zeros(0), bins, range=(low, high))
-    return PairHistograms(edges, counts[0], counts[1])
+    return PairHistograms(edges, counts[0], counts[1], (int(parts[0].size), int(parts[1].size)),
+                          (int(a.size), int(b.size)))

@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
 )
 
 from ztviewer.analysis.diff.planes import (
+    HISTOGRAM_SAMPLE,
+    PREVIEW_SAMPLE,
     DifferenceData,
     PairHistograms,
     SliceDifference,
@@ -67,14 +69,18 @@ def plane_dtype(data: DenseData | TTData) -> str:
 
 
 def load_pair(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, cache: DecodedCache | None,
-              cancelled=None) -> PairData:
+              cancelled=None, emit=None) -> PairData:
+    """Both sides and their histograms. A large pair's histograms come in two steps: ``emit`` (when given)
+    gets the pair with histograms of a small spread sample first, the result counts up to
+    :data:`HISTOGRAM_SAMPLE` elements of each side: the work is bounded whatever the size."""
     data_a = _load_side(tf_a, a, cache, cancelled)
     data_b = _load_side(tf_b, b, cache, cancelled)
-    histograms = None
-    if isinstance(data_a, DenseData) and isinstance(data_b, DenseData):
-        histograms = pair_histograms(data_a.array, data_a.dtype_name, data_b.array, data_b.dtype_name,
-                                     cancelled=cancelled)
-    return PairData(data_a, data_b, histograms)
+    if not (isinstance(data_a, DenseData) and isinstance(data_b, DenseData)):
+        return PairData(data_a, data_b, None)
+    arrays = (data_a.array, data_a.dtype_name, data_b.array, data_b.dtype_name)
+    if emit is not None and max(data_a.array.size, data_b.array.size) > PREVIEW_SAMPLE:
+        emit(PairData(data_a, data_b, pair_histograms(*arrays, cancelled=cancelled, sample=PREVIEW_SAMPLE)))
+    return PairData(data_a, data_b, pair_histograms(*arrays, cancelled=cancelled, sample=HISTOGRAM_SAMPLE))
 
 
 class PairHistogram(pg.PlotWidget):
@@ -94,6 +100,11 @@ class PairHistogram(pg.PlotWidget):
             self.curves[label] = curve
 
     def show_histograms(self, histograms: PairHistograms | None) -> None:
+        title = ""
+        if histograms is not None and histograms.sampled:
+            title = (f"a spread sample: {histograms.counted[0]:,} of {histograms.total[0]:,} (A), "
+                     f"{histograms.counted[1]:,} of {histograms.total[1]:,} (B) elements")
+        self.setTitle(title, size="8pt")
         for label in ("A", "B"):
             if histograms is None:
                 self.curves[label].setData([], [])
@@ -244,8 +255,8 @@ class PairView(QWidget):
             self._message(f"Heatmaps show dense, sparse and tensor-train tensors (A is {a.layout}, B is {b.layout})")
             return
         self._message("reading…")
-        self.slot.start(lambda task: load_pair(tf_a, a, tf_b, b, cache, task.is_cancelled), self._loaded,
-                        failed=self._message)
+        self.slot.start(lambda task: load_pair(tf_a, a, tf_b, b, cache, task.is_cancelled, task.emit_partial),
+                        self._loaded, partial=self._loaded, failed=self._message)
 
     def _sparse_view(self) -> SparsePairView:
         if self.sparse is None:
@@ -260,6 +271,10 @@ class PairView(QWidget):
         self.axes.set_shape(())
 
     def _loaded(self, data: PairData) -> None:
+        if self.data is not None and self.data.a is data.a and self.data.b is data.b:   # the histograms refined
+            self.data = data
+            self.histogram.show_histograms(data.histograms)
+            return
         self.data = data
         pair = self.session.selected_pair
         name = pair.name if pair is not None else ""
