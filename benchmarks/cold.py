@@ -6,24 +6,13 @@ util-linux ``fincore``. Where neither the advice nor a check exists the cold row
 """
 from __future__ import annotations
 
-import ctypes
 import mmap
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import numpy as np
-
-_libc = None
-if sys.platform.startswith("linux"):
-    try:
-        _libc = ctypes.CDLL(None, use_errno=True)
-        _libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
-        _libc.mincore.restype = ctypes.c_int
-    except (OSError, AttributeError):
-        _libc = None
+from ztviewer.codec import portable
 
 
 def resident_fraction(path: Path) -> float | None:
@@ -31,17 +20,10 @@ def resident_fraction(path: Path) -> float | None:
     size = os.path.getsize(path)
     if not size:
         return 0.0
-    if _libc is not None:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            pages = -(-size // mmap.PAGESIZE)
-            vec = np.zeros(pages, np.uint8)
-            view = np.frombuffer(mm, np.uint8)
-            try:
-                if _libc.mincore(ctypes.c_void_p(view.ctypes.data), ctypes.c_size_t(size),
-                                 ctypes.c_void_p(vec.ctypes.data)) == 0:
-                    return float(np.count_nonzero(vec & 1)) / pages
-            finally:
-                del view
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm, memoryview(mm) as view:
+        found = portable.resident_fraction(view, 0, size)
+    if found is not None:
+        return found
     tool = shutil.which("fincore")
     if tool:
         proc = subprocess.run([tool, "--bytes", "--noheadings", "--output", "RES", str(path)], check=False,
@@ -55,7 +37,7 @@ def why_not_cold() -> str | None:
     """``None`` when this system can make files cold and check it, else the reason (the row's message)."""
     if not hasattr(os, "posix_fadvise"):
         return "no posix_fadvise on this system: cold-cache rows skipped"
-    if _libc is None and not shutil.which("fincore"):
+    if portable.libc_call("mincore") is None and not shutil.which("fincore"):
         return "neither mincore (ctypes, Linux) nor fincore: cold-cache rows skipped"
     return None
 

@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import ctypes
 import mmap
-import sys
 from collections.abc import Iterator
 
 import numpy as np
 
+from .portable import libc_call
+
 _MADV_DONTNEED = 4
 _PAGE = mmap.PAGESIZE
 SCAN_CHUNK = 1 << 20
-_libc = None
-if sys.platform.startswith("linux"):
-    try:
-        _libc = ctypes.CDLL(None, use_errno=True)
-        _libc.madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-        _libc.madvise.restype = ctypes.c_int
-    except (OSError, AttributeError):
-        _libc = None
+_madvise = libc_call("madvise", ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
 
 
 def map_of(array: np.ndarray) -> mmap.mmap | None:
@@ -46,13 +40,13 @@ def _bounds(view: np.ndarray) -> tuple[int, int]:
 def release(view: np.ndarray) -> None:
     """Drop the whole pages under ``view`` from this process's resident set. Does nothing unless ``view`` is a
     view of a file map: on anonymous memory ``MADV_DONTNEED`` would discard the data itself."""
-    if _libc is None or view.size == 0 or map_of(view) is None:
+    if _madvise is None or view.size == 0 or map_of(view) is None:
         return
     low, high = _bounds(view)
     start = -(-low // _PAGE) * _PAGE  # only pages entirely inside the view
     stop = high // _PAGE * _PAGE
     if stop > start:
-        _libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), _MADV_DONTNEED)
+        _madvise(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), _MADV_DONTNEED)
 
 
 def scan(array: np.ndarray, chunk: int = SCAN_CHUNK) -> Iterator[np.ndarray]:

@@ -6,7 +6,8 @@ feature test, never by platform name, and a test that removes the calls exercise
 
 - :func:`pread`: ``os.pread`` (Unix), else ``lseek`` + ``read`` under the caller's lock; :func:`pread_into` the
   same into a caller's buffer (``os.preadv``).
-- :func:`resident_pages`, :func:`resident_fraction`: ``mincore(2)`` through ctypes (Linux), ``None`` elsewhere.
+- :func:`resident_pages`, :func:`resident_fraction`: ``mincore(2)`` through ctypes (Linux), ``None`` elsewhere;
+  :func:`libc_call` looks such a C library function up.
 - :func:`advise`: ``os.posix_fadvise`` (read-ahead hints, dropping cached pages), a no-op where it is missing.
 - :func:`copy_file_range`, :func:`sendfile`, :func:`splice`: the kernel copy calls, ``None`` when absent;
   the writer then copies through the source's memory map.
@@ -68,18 +69,24 @@ def pread_into(fd: int, buffer: memoryview, offset: int, lock: threading.Lock) -
     return filled
 
 
+def libc_call(name: str, *argtypes: Any) -> Any:
+    """The C library's function ``name`` declared with ``argtypes`` and an ``int`` result, where the system has it
+    (Linux), else ``None``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = getattr(ctypes.CDLL(None, use_errno=True), name)
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = argtypes
+    call.restype = ctypes.c_int
+    return call
+
+
 def _mincore() -> Any:
     global _MINCORE
     if _MINCORE is None:
-        _MINCORE = False
-        if sys.platform.startswith("linux"):
-            try:
-                call = ctypes.CDLL(None, use_errno=True).mincore
-                call.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
-                call.restype = ctypes.c_int
-                _MINCORE = call
-            except (OSError, AttributeError):
-                pass
+        _MINCORE = libc_call("mincore", ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p) or False
     return _MINCORE
 
 
