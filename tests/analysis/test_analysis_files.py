@@ -80,7 +80,7 @@ def sample() -> tuple[TensorFile, dict[str, np.ndarray]]:
     shown["coo"] = coo
     cores = [rng.standard_normal(s) for s in [(1, 4, 2), (2, 5, 3), (3, 6, 1)]]
     b.add("tt", "float64", (4, 5, 6), "tensor_train",
-          **{f"core_{k}": b.component(f"core_{k}", c.tobytes(), dtype="float64", extra={"shape": list(c.shape)})
+          **{f"core_{k}": b.component(f"core_{k}", c.tobytes(), dtype="float64", shape=c.shape)
              for k, c in enumerate(cores)})
     shown["tt"] = np.einsum("aib,bjc,ckd->ijk", *cores)
     b.add("short", "float32", (100,), data=b.component("data", b"\0" * 12, dtype="float32"))

@@ -56,14 +56,14 @@ class _Builder:
     def __init__(self) -> None:
         self.buffer = bytearray()
 
-    def add(self, role: str, array: np.ndarray, dtype: str, **extra: Any) -> Component:
+    def add(self, role: str, array: np.ndarray, dtype: str, shape: tuple[int, ...] | None = None) -> Component:
         info = DTYPES[dtype]
         bits = np.ascontiguousarray(array)
         bits = (bits != 0).astype(np.uint8) if info.kind == "bool" else bits.astype(info.storage_dtype, copy=False)
         self.buffer += bytes(-len(self.buffer) % 64)
         offset = len(self.buffer)
         self.buffer += bits.tobytes()
-        return Component(role, offset, len(self.buffer) - offset, dtype=dtype, extra=dict(extra))
+        return Component(role, offset, len(self.buffer) - offset, dtype=dtype, shape=shape)
 
 
 def _tensor(builder: _Builder, index: int, name: str, value: ArrayLike) -> Tensor:

@@ -67,7 +67,7 @@ def expected_length(tensor: Tensor, component: Component) -> int | None:
         return tensor.dense_nbytes
     if tensor.layout == "sparse_csr" and component.role == "indptr" and len(tensor.shape) >= 1:
         return (tensor.shape[0] + 1) * 8
-    shape = component.extra.get("shape")
+    shape = component.shape
     if shape is not None and component.dtype in DTYPES:
         size = DTYPES[component.dtype].itemsize
         for dim in shape:

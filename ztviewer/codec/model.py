@@ -29,8 +29,9 @@ class Component:
     ``dtype`` is the canonical name of the stored elements (``uint64`` for sparse indices); ``encoding`` is
     ``raw``, ``zstd`` or whatever unknown string the file holds; ``digest`` is the file's own spelling
     (``crc32c:0x1A2B3C4D`` / ``sha256:…``). A component stored in another file of a set (a zTensor v2 part with
-    a ``shard``) names that ``shard`` and, once it is opened, its ``source``; ``extra`` holds only format fields
-    shown in Properties.
+    a ``shard``) names that ``shard`` and, once it is opened, its ``source``. ``shape`` is a tensor-train core's
+    ``(rank in, extent, rank out)``; ``shared_with`` labels (``tensor/role``) the other owners of a blob several
+    parts reference (zTensor v2 weight tying). ``extra`` holds only format fields shown in Properties.
     """
 
     role: str
@@ -44,6 +45,8 @@ class Component:
     extra: dict[str, Any] = field(default_factory=dict)
     shard: str | None = None
     source: Source | None = None
+    shape: tuple[int, ...] | None = None
+    shared_with: tuple[str, ...] = ()
 
     @property
     def end(self) -> int:

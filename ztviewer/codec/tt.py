@@ -40,7 +40,7 @@ def tt_cores(tf: TensorFile, tensor: Tensor) -> list[np.ndarray]:
         component = tensor.components.get(role)
         if component is None:
             raise TensorTrainError(f"the tensor has no component {role!r}", tensor=tensor.name, component=role)
-        shape = tuple(component.extra.get("shape", ()))
+        shape = component.shape or ()
         size = component.length if component.encoding == "raw" else component.uncompressed_length
         if len(shape) != 3 or (size is not None and math.prod(shape) * info.itemsize != size):
             raise TensorTrainError(f"{role} is {size} bytes, which does not hold a core of shape {shape} of "

@@ -27,7 +27,7 @@ from .zt_v2_facts import generation_rows, is_v2, seek_table_length
 MAX_ITEMS = 200
 #: how a zTensor v2 part's own fields are labelled beside the common ones ("" = shown elsewhere)
 _PART_FIELD_LABELS = {"dtype": "dtype as written", "type": "logical type", "elements": "packed elements",
-                      "shared_with": "", "digest_over": "", "refuse": "refused"}
+                      "digest_over": "", "refuse": "refused"}
 
 
 @dataclass
@@ -108,6 +108,8 @@ def component_fields(component: Component) -> list[Prop]:
               Prop("byte order", component.byte_order)]
     if component.shard is not None:
         fields.append(Prop("shard", component.shard))
+    if component.shape is not None:
+        fields.append(Prop("core shape", f"{shape_text(component.shape)}  {list(component.shape)}"))
     if component.uncompressed_length is not None:
         fields.append(Prop("uncompressed length", exact_bytes(component.uncompressed_length)))
     for key, value in component.extra.items():
@@ -205,8 +207,8 @@ def tensor_v2_props(tf: TensorFile | None, tensor: Tensor) -> list[Prop]:
     if tf is None or not is_v2(tf):
         return []
     rows = [Prop("content id", object_content_digest(tensor) or NO_CONTENT_ID)]
-    shared = [f"{role}: shared with {', '.join(c.extra['shared_with'])}" for role, c in tensor.components.items()
-              if c.extra.get("shared_with")]
+    shared = [f"{role}: shared with {', '.join(c.shared_with)}" for role, c in tensor.components.items()
+              if c.shared_with]
     if shared:
         rows.append(Prop("shared blobs", f"{len(shared)}", [Prop(line.split(":", 1)[0], line.split(": ", 1)[1])
                                                             for line in shared]))
@@ -217,7 +219,7 @@ def component_v2_props(tf: TensorFile | None, tensor: Tensor, component: Compone
     if tf is None or not is_v2(tf):
         return []
     rows: list[Prop] = []
-    owners = component.extra.get("shared_with")
+    owners = component.shared_with
     if owners:
         rows.append(Prop("shared blob", f"{len(owners) + 1} owners",
                          [Prop("owner", f"{tensor.name}/{component.role} (this part)")]

@@ -81,7 +81,7 @@ def file_kind_text(tf: TensorFile) -> str:
 
 def shared_note(component: Component) -> str | None:
     """``shared with a/data, b/data`` for a part whose blob other parts reference too, else ``None``."""
-    owners = component.extra.get("shared_with") if component.extra else None
+    owners = component.shared_with
     return f"blob shared with {', '.join(owners)}" if owners else None
 
 

@@ -87,7 +87,7 @@ def test_corpus_file_reads_as_manifest_says(entry):
             core_shape = (ranks[k], tensor.shape[k], ranks[k + 1])
             assert (comp.offset, comp.length, comp.dtype, comp.encoding) == (
                 offset, int(np.prod(core_shape)) * itemsize, want["dtype"], "raw")
-            assert comp.extra["shape"] == core_shape
+            assert comp.shape == tuple(core_shape)
             offset += comp.length
         assert offset == tf.size == entry["size"]
 

@@ -115,7 +115,7 @@ def _add_cores(tensor: Tensor, shape: tuple[int, ...], ranks: tuple[int, ...], i
         role = f"core_{i}"
         core_shape = (ranks[i], dim, ranks[i + 1])
         length = ranks[i] * dim * ranks[i + 1] * itemsize
-        tensor.components[role] = Component(role, offset, length, dtype=tensor.dtype, extra={"shape": core_shape})
+        tensor.components[role] = Component(role, offset, length, dtype=tensor.dtype, shape=core_shape)
         if offset + length > size and not past_eof:
             past_eof = True
             later = "; the cores after it are missing too" if i < len(shape) - 1 else ""

@@ -287,4 +287,4 @@ def apply_tensor_train(tensor: Tensor) -> None:
             continue
         if core.dtype is None:
             core.dtype = tensor.dtype
-        core.extra["shape"] = (ranks[k], extent, ranks[k + 1])
+        core.shape = (ranks[k], extent, ranks[k + 1])

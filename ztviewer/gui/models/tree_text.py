@@ -193,7 +193,7 @@ def _tensor_cell(model: TensorTreeModel, tensor: Tensor, column: Column, role: i
 
 def _component_cell(component: Component, column: Column, role: int) -> Any:
     if role == R.DisplayRole:
-        shape = component.extra.get("shape")
+        shape = component.shape
         logical = component.extra.get("type")
         dtype = component.dtype or ""
         return {Column.NAME: component.role, Column.DTYPE: f"{dtype} ({logical})" if logical else dtype,

@@ -2,7 +2,7 @@
 
 References are grouped by the file they point into (``None`` for this file, else the shard name) and
 checked from the root manifest alone. Identical references are legal (weight tying): every owner of a
-shared blob is recorded on each of its components as ``extra["shared_with"]``.
+shared blob is recorded on each of its components as ``shared_with``.
 """
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def _record_sharing(owners: list[Owner]) -> None:
     labels = [_label(o) for o in owners]
     for owner, label in zip(owners, labels):
         if owner is not None:
-            owner[0].components[owner[1]].extra["shared_with"] = [other for other in labels if other != label]
+            owner[0].components[owner[1]].shared_with = tuple(other for other in labels if other != label)
 
 
 def _overlap(a: Owner, a_span: tuple[int, int], b: Owner, b_span: tuple[int, int], shard: str | None) -> None:
