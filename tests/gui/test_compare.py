@@ -483,3 +483,30 @@ def test_pair_histograms_arrive_in_two_bounded_steps(qtbot, tmp_path, monkeypatc
     assert histograms.counts_a.sum() == 60_000 and histograms.total == (x.size, x.size)
     assert "60,000 of 120,000" in view.pair_view.histogram.getPlotItem().titleLabel.text
     view.shutdown()
+
+
+def test_layout_fits_the_numbers_and_details(qtbot, checkpoints):
+    """At 1680 px every number column is in view, the histogram gets real height and the details list all
+    numbers of the selected pair."""
+    a, b, _, _ = checkpoints
+    view = run_compare(qtbot, a, b)
+    view.resize(1680, 1000)
+    select(qtbot, view, "layer.w")
+    qtbot.wait(50)
+    header = view.tree_b.header()
+    last_metric = len(HEADERS) - 2
+    assert header.sectionViewportPosition(last_metric) + header.sectionSize(last_metric) \
+        <= view.tree_b.viewport().width()
+    for column in range(FIRST_METRIC, last_metric + 1):       # numbers are not cut
+        widest = max(view.tree_b.fontMetrics().horizontalAdvance(str(i.siblingAtColumn(column).data() or ""))
+                     for i in leaves(view.model))
+        assert header.sectionSize(column) >= widest
+    pair_view = view.pair_view
+    assert pair_view.histogram.height() >= 8 * pair_view.fontMetrics().height()
+    text = pair_view.details.text()
+    stats = view.session.selected_pair.stats
+    for label in ("max |Δ|", "mean |Δ|", "rel L2", "cosine", "SNR dB", "max ULP", "NaN mismatches",
+                  "Inf mismatches", "differing", "float32 64 × 48"):
+        assert label in text
+    assert f"{stats.max_abs:.4g} @[10,20]" in text and f"{stats.cosine:.9g}" in text
+    view.shutdown()

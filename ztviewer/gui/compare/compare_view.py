@@ -151,11 +151,21 @@ class CompareView(CompareTab):
     def _size_columns(self) -> None:
         """Names get room, numbers their width: in characters of the font, so any scale fits."""
         char = self.fontMetrics().horizontalAdvance("0")
-        widths = {0: 34, 1: 9, 2: 11, FIRST_B: 13, FIRST_B + 1: 30, FIRST_B + 2: 9, FIRST_B + 3: 11,
+        widths = {0: 34, 1: 9, 2: 11, FIRST_B: 13, FIRST_B + 1: 18, FIRST_B + 2: 8, FIRST_B + 3: 9,
                   FIRST_METRIC: 17, len(HEADERS) - 1: 40}
         for column in range(len(HEADERS)):
             tree = self.tree_a if column < FIRST_B else self.tree_b
             tree.header().resizeSection(column, char * widths.get(column, 11))
+
+    def _fit_numbers(self) -> None:
+        """Status and number columns as wide as what they show (rows in view and header), so all fit."""
+        char = self.fontMetrics().horizontalAdvance("0")
+        for column in range(FIRST_B, len(HEADERS) - 1):
+            if column in (FIRST_B + 1,):
+                continue
+            self.tree_b.resizeColumnToContents(column)
+            header = self.tree_b.header()
+            header.resizeSection(column, min(header.sectionSize(column), char * 24))
 
     # -- running -----------------------------------------------------------------------------------------------
     def start(self) -> CompareTask:
@@ -192,6 +202,8 @@ class CompareView(CompareTab):
         self.cancel_button.setEnabled(running)
         self.progress.setVisible(running)
         self._update_summary()
+        if state == "done":
+            self._fit_numbers()
         if state == "failed":
             self.status_message.emit(f"Compare failed: {self.session.message}")
         if not running:

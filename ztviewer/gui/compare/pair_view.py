@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QSplitter,
     QStackedWidget,
     QTreeView,
@@ -37,6 +38,7 @@ from ..views.inspect.axes_panel import AxisSelector
 from ..views.inspect.heatmap import HeatmapView
 from ..views.inspect.image_plot import palette_colors, style_plot
 from ..views.inspect.runner import JobSlot
+from .details import details_html
 from .pairs_model import STATUS_TEXT, verdict_color
 from .sparse_pair import SparsePairView
 from .worst_model import WorstModel
@@ -152,6 +154,13 @@ class PairView(QWidget):
         self.values.setObjectName("compareFocusValues")
         self.values.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.histogram = PairHistogram()
+        self.histogram.setMinimumHeight(self.fontMetrics().height() * 9)
+        self.details = QLabel()
+        self.details.setObjectName("comparePairDetails")
+        self.details.setTextFormat(Qt.TextFormat.RichText)
+        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.setWordWrap(True)
         self.worst_model = WorstModel(self)
         self.worst = QTreeView()
         self.worst.setObjectName("compareWorst")
@@ -191,16 +200,28 @@ class PairView(QWidget):
         worst_layout.setContentsMargins(0, 0, 0, 0)
         worst_layout.addWidget(QLabel("Largest differences (click to show)"))
         worst_layout.addWidget(self.worst, 1)
+        details_box = QScrollArea()
+        details_box.setWidgetResizable(True)
+        details_box.setWidget(self.details)
         bottom.addWidget(self.histogram)
+        bottom.addWidget(details_box)
         bottom.addWidget(worst_box)
-        bottom.setSizes([500, 400])
+        bottom.setStretchFactor(0, 4)
+        bottom.setStretchFactor(1, 3)
+        bottom.setStretchFactor(2, 3)
+        bottom.setSizes([440, 420, 420])
+        bottom.setObjectName("compareBottom")
+        self.bottom = bottom
         self.pages = QStackedWidget()
         self.pages.addWidget(maps)
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(self.pages)
         body.addWidget(bottom)
         body.setStretchFactor(0, 3)
-        body.setStretchFactor(1, 1)
+        body.setStretchFactor(1, 2)
+        body.setSizes([640, 300])
+        body.setObjectName("comparePairBody")
+        self.body = body
         top = QHBoxLayout()
         top.addWidget(self.axes, 1)
         top.addWidget(self.link_levels, 0, Qt.AlignmentFlag.AlignTop)
@@ -225,6 +246,7 @@ class PairView(QWidget):
         self.data = None
         pair = self.session.selected_pair
         self.worst_model.set_pair(pair)
+        self.details.setText(details_html(pair))
         self.histogram.show_histograms(None)
         self.values.setText(" ")
         for marker in self.markers.values():
