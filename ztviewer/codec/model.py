@@ -298,7 +298,8 @@ class TensorFile:
     manifests a :class:`~.tensor_table.TensorTable` that reads the same and builds each tensor on first access;
     :meth:`tensor` looks a name up (the first occurrence wins, as the v0.1 reference reader does).
     ``readable`` is false when the container itself could not be parsed: then ``tensors`` is empty and
-    ``problems`` says why, yet the bytes can still be inspected through ``source``.
+    ``problems`` says why, yet the bytes can still be inspected through ``source``. ``shard_sources`` holds the
+    other files a zTensor v2 root opened for its parts (by shard name); :meth:`close` closes them too.
     """
 
     path: str
@@ -311,6 +312,7 @@ class TensorFile:
     source: Source | None = None
     readable: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    shard_sources: dict[str, Source] = field(default_factory=dict)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
 
     def tensor_names(self) -> list[str]:
@@ -363,7 +365,7 @@ class TensorFile:
     def close(self) -> None:
         if self.source is not None:
             self.source.close()
-        for source in (self.extra.get("_shard_sources") or {}).values():
+        for source in self.shard_sources.values():
             source.close()
 
     def __enter__(self) -> TensorFile:

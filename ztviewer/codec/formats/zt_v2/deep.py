@@ -23,7 +23,7 @@ def deep_checks(tf: TensorFile, cancelled: CancelCheck | None = None) -> list[Pr
     if tf.format != "zt-v2" or tf.source is None or not tf.readable:
         return []
     problems = padding_problems(tf, cancelled)
-    for name, source in (tf.extra.get("_shard_sources") or {}).items():
+    for name, source in tf.shard_sources.items():
         entry = tf.extra["_shards"][name]
         actual = file_digest(source, entry.digest.partition(":")[0], cancelled)
         if actual != entry.digest:

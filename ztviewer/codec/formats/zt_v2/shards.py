@@ -39,7 +39,7 @@ def resolve_shards(tf: TensorFile) -> None:
             sources[name] = open_shard(tf.path, entry)
         except CodecError as exc:
             tf.problems.append(exc.to_problem())
-    tf.extra["_shard_sources"] = sources
+    tf.shard_sources = sources
     tf.extra["shards"] = [{"name": name, "size": entry.size, "digest": entry.digest,
                            "path": shard_path(tf.path, name), "resolved": name in sources}
                           for name, entry in shards.items()]
