@@ -1,11 +1,10 @@
 """Verifying digests from the GUI: live per-component states, mismatches in Problems, cancel within 200 ms."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests._corpus import CORPUS, corpus_available
+from tests._work import HashedChunks
 from tests.gui.synthetic_files import Spec, build_file, float_bytes
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import Component, Region, Tensor, TensorFile
@@ -100,8 +99,9 @@ def huge(tmp_path):
     yield tf
 
 
-def test_cancel_button_stops_verification_within_200_ms(qtbot, make_view, huge):
+def test_cancel_button_stops_verification_at_the_next_chunk(qtbot, make_view, huge, monkeypatch):
     view = make_view(huge)
+    chunks = HashedChunks(monkeypatch)
     progress = []
     task = view.verify()
     task.signals.progress.connect(lambda done, total: progress.append(done))
@@ -109,12 +109,13 @@ def test_cancel_button_stops_verification_within_200_ms(qtbot, make_view, huge):
     assert view.verify_bar.isVisible() and view.verifier.running
     label = view.verify_bar.label.text()
     assert "of 2.0 GiB" in label
-    with qtbot.waitSignal(view.verifier.ended, timeout=2000) as blocker:
-        begin = time.monotonic()
+    with qtbot.waitSignal(view.verifier.ended, timeout=30_000) as blocker:  # a hang guard, not a figure
+        chunks.request()
         view.verify_bar.cancel_button.click()
-    elapsed = time.monotonic() - begin
     assert blocker.args == ["cancelled"]
-    assert elapsed < 0.2, f"cancellation took {elapsed * 1000:.0f} ms"
+    assert task.wait(30)
+    # the cancel flag is polled before every chunk: at most the chunk that had passed the poll is hashed
+    assert chunks.before > 0 and chunks.after <= 1, (chunks.before, chunks.after)
     assert not view.verify_bar.isVisible()
     assert {state(view, t) for t in huge.tensors} <= {"unchecked", "ok", "mismatch"}
     assert state(view, huge.tensors[1]) == "unchecked"
