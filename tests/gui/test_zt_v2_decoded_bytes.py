@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from tests.gui.v2_files import CONFORMANCE, tied_and_seekable
+from tests.gui.v2_files import conformance, tied_and_seekable
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import open_file
 from ztviewer.codec.arrays import save_arrays
@@ -90,13 +90,13 @@ def test_a_small_zstd_part_is_decoded_whole(tmp_path):
 
 
 def test_parts_that_cannot_be_decoded_say_why(qtbot, window, tmp_path):
-    with open_file(CONFORMANCE / "view-unknown-encoding-refused.zt") as tf:
+    with open_file(conformance("view-unknown-encoding-refused.zt")) as tf:
         tensor = tf.tensor("t")
         reason = why_not_decodable(tensor, tensor.components["data"])
         assert "x.z/1" in reason and "unknown" in reason
         with pytest.raises(ValueError, match=r"x\.z/1"):
             DecodedPart(tf, tensor, tensor.components["data"])
-    view = open_in_window(qtbot, window, CONFORMANCE / "view-unknown-encoding-refused.zt")
+    view = open_in_window(qtbot, window, conformance("view-unknown-encoding-refused.zt"))
     view.select_item(view.tensor_file.tensor("t"), "data")
     page = view.decoded_bytes
     assert page.bar.isVisibleTo(page) and not page.check.isEnabled() and "x.z/1" in page.check.toolTip()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.gui.inspect_helpers import painted
-from tests.gui.v2_files import CONFORMANCE, F8_CODES, every_type, tied_and_seekable
+from tests.gui.v2_files import F8_CODES, conformance, every_type, tied_and_seekable
 from ztviewer.codec import open_file
 from ztviewer.codec.dtypes import to_float32
 from ztviewer.session.inspect_data import load_dense
@@ -83,7 +83,7 @@ def test_structural_layouts_say_why_and_list_their_parts(qtbot, panel, every):
     text = panel.note.text()
     assert "<b>quant</b> is shown structurally" in text and "zt.quant_group/1" in text
     assert "<b>data</b>" in text and "<b>scales</b>" in text and "Cannot" not in text
-    with open_file(CONFORMANCE / "unknown-layout-structural.zt") as tf:
+    with open_file(conformance("unknown-layout-structural.zt")) as tf:
         _show(qtbot, panel, tf, "q")
         text = panel.note.text()
         assert "shown structurally: layout 'x.custom/1' is not known to ztviewer" in text

@@ -6,7 +6,7 @@ import shutil
 
 from tests.gui.test_edit_attributes import discard_on_teardown  # noqa: F401
 from tests.gui.test_edit_save import wait_saved
-from tests.gui.v2_files import CONFORMANCE, tied_and_seekable, ztensor
+from tests.gui.v2_files import conformance, tied_and_seekable, ztensor
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec.edit import SetFileAttribute, SetTensorAttribute
 from ztviewer.session.formatting import human_bytes
@@ -80,7 +80,7 @@ def test_save_as_over_the_file_compacts_or_appends_as_chosen(qtbot, window, tmp_
 
 def test_a_conformance_vector_saved_in_place_keeps_its_blobs(qtbot, window, tmp_path):
     path = tmp_path / "canonical-basic.zt"
-    shutil.copy(CONFORMANCE / "canonical-basic.zt", path)
+    shutil.copy(conformance("canonical-basic.zt"), path)
     view = open_in_window(qtbot, window, path)
     view.edit_session.push(SetTensorAttribute("a.bias", "role", "bias"))
     window.editing.save_action.trigger()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.gui.v2_files import CONFORMANCE, tied_and_seekable, ztensor
+from tests.gui.v2_files import conformance, tied_and_seekable, ztensor
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.digest import DECODED_RULE
@@ -77,6 +77,6 @@ def test_sha256_digests_of_seekable_parts_and_cancel(qtbot, window, tmp_path):
 
 
 def test_the_conformance_vector_with_a_digest_verifies(qtbot, window):
-    view = open_in_window(qtbot, window, CONFORMANCE / "verify-ok.zt")
+    view = open_in_window(qtbot, window, conformance("verify-ok.zt"))
     _verify(qtbot, view)
     assert state(view, view.tensor_file.tensor("t")) == "ok"

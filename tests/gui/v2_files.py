@@ -9,12 +9,21 @@ import pytest
 from tests._corpus import SHARED
 
 CONFORMANCE = SHARED / "ref" / "ztensor-v2-conformance" / "valid"
-CORPUS_V2 = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "zt_v2" / "ztensor-2.1.2"
+CORPUS_V2 = SHARED / "corpus" / "zt_v2" / "ztensor-2.1.2"
 SEEKABLE = "zt.zstd-seekable/1"
 
 
 def ztensor():
     return pytest.importorskip("ztensor")
+
+
+def conformance(name: str) -> Path:
+    """A vector of the shared ztensor v2 conformance set; the test is skipped where the shared folder is absent
+    (a fresh clone without ZTVIEWER_SHARED), as the corpus tests are."""
+    path = CONFORMANCE / name
+    if not path.is_file():
+        pytest.skip(f"ztensor v2 conformance vectors not found at {CONFORMANCE}")
+    return path
 
 
 def conformance_files() -> list[Path]:
