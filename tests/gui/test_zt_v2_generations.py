@@ -86,6 +86,6 @@ def test_open_generation_refuses_an_offset_that_ends_no_generation(tmp_path):
         ends = [g.end for g in find_generations(tf)]
     for end in ends:
         with open_generation(str(path), end) as old:
-            assert old.size == end and old.extra["generation_of"] == str(path)
+            assert old.size == end and old.generation_of == str(path)
     with pytest.raises(HeaderError, match="no sound footer"):
         open_generation(str(path), ends[0] - 1)

@@ -299,7 +299,9 @@ class TensorFile:
     :meth:`tensor` looks a name up (the first occurrence wins, as the v0.1 reference reader does).
     ``readable`` is false when the container itself could not be parsed: then ``tensors`` is empty and
     ``problems`` says why, yet the bytes can still be inspected through ``source``. ``shard_sources`` holds the
-    other files a zTensor v2 root opened for its parts (by shard name); :meth:`close` closes them too.
+    other files a zTensor v2 root opened for its parts (by shard name); :meth:`close` closes them too. A file read
+    as one of the earlier generations of an append-only file (zTensor v2) names that file in ``generation_of``
+    (it is read-only: saving it would overwrite the later ones) and may know its ``generation_number``.
     """
 
     path: str
@@ -313,6 +315,8 @@ class TensorFile:
     readable: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
     shard_sources: dict[str, Source] = field(default_factory=dict)
+    generation_of: str | None = None
+    generation_number: int | None = None
     _by_name: dict[str, int] | None = field(default=None, repr=False)
 
     def tensor_names(self) -> list[str]:

@@ -190,7 +190,7 @@ class MainWindow(QMainWindow):
         key = _file_key(path)
         return next((v for v in self.file_views() if is_generation_view(v.tensor_file)
                      and _file_key(v.tensor_file.path) == key
-                     and v.tensor_file.extra.get("generation_number") == number), None)
+                     and v.tensor_file.generation_number == number), None)
 
     # -- opening ---------------------------------------------------------------------------------------------
     def show_open_dialog(self) -> None:

@@ -172,7 +172,7 @@ def component_props(tensor: Tensor, component: Component, layout: FileLayout | N
 
 # -- zTensor v2 ---------------------------------------------------------------------------------------------
 #: ``TensorFile.extra`` keys these rows present, so the generic "Format fields" list leaves them out
-SHOWN_EXTRA = frozenset({"footer", "generations", "version", "generation_of", "generation_number"})
+SHOWN_EXTRA = frozenset({"footer", "generations", "version"})
 NO_CONTENT_ID = "— (a part records no digest, or the file has errors)"
 
 
@@ -192,11 +192,11 @@ def file_v2_props(tf: TensorFile) -> list[Prop]:
     generations = generation_rows(tf)
     if generations:
         earlier = len(generations) - 1
-        if tf.extra.get("generation_of"):
+        if tf.generation_of:
             summary = f"generation {generations[0].number}, shown read-only ({earlier} before it)"
         else:
             summary = f"{len(generations)} (this one and {earlier} earlier)" if earlier else "1"
-        shown = "shown" if tf.extra.get("generation_of") else "current"
+        shown = "shown" if tf.generation_of else "current"
         rows.append(Prop("generations", summary, [Prop(f"generation {g.number}", g.summary()
                                                        + (f" — {shown}" if g.current else ""))
                                                   for g in generations]))

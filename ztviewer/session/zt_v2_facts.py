@@ -41,7 +41,7 @@ def generation_rows(tf: TensorFile) -> list[GenerationRow]:
     if not isinstance(footer, dict) or tf.extra.get("data_shard"):
         return []
     earlier = list(tf.extra.get("_generations") or [])
-    number = tf.extra.get("generation_number") or len(earlier) + 1
+    number = tf.generation_number or len(earlier) + 1
     rows = [GenerationRow(number, tf.size, footer["offset"], footer["manifest_offset"], footer["manifest_length"],
                           len(tf.tensors), True, None)]
     rows += [GenerationRow(number - 1 - k, g.end, g.footer_offset, g.manifest_offset, g.manifest_length, g.objects,
@@ -74,7 +74,7 @@ def file_kind_text(tf: TensorFile) -> str:
     if tf.extra.get("data_shard"):
         return "zTensor v2 data shard"
     rows = generation_rows(tf)
-    if tf.extra.get("generation_of") and rows:
+    if tf.generation_of and rows:
         return f"zTensor v2, generation {rows[0].number} (read-only)"
     return "zTensor v2" + (f", {len(rows)} generations" if len(rows) > 1 else "")
 
@@ -100,10 +100,10 @@ def open_generation_row(path: str, row: GenerationRow) -> TensorFile:
     from ztviewer.codec.formats.zt_v2 import open_generation
 
     tf = open_generation(path, row.size)
-    tf.extra["generation_number"] = row.number
+    tf.generation_number = row.number
     return tf
 
 
 def is_generation_view(tf: TensorFile) -> bool:
     """Whether ``tf`` shows an earlier generation of its file (not the file as it is now)."""
-    return bool(tf.extra.get("generation_of"))
+    return bool(tf.generation_of)

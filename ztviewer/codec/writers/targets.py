@@ -95,7 +95,7 @@ def target_of(tf: TensorFile) -> Target:
         return TARGETS[tf.format]
     elif tf.format == "zt-v2" and tf.variant == "v2":
         return TARGETS["zt-v2"]
-    elif tf.format == "zt-v2" and tf.extra.get("generation_of"):
+    elif tf.format == "zt-v2" and tf.generation_of:
         raise EditRefused("an earlier generation is shown read-only (saving over the file would drop the later "
                           "ones); Save As writes it to a new file", rule="earlier generations are read-only")
     raise EditRefused(f"{tf.format} {tf.variant} files cannot be written back (read-only format); "

@@ -146,7 +146,7 @@ def read_generation_at(tf: TensorFile, generation: Generation) -> TensorFile:
     view = PrefixSource(tf.source, generation.end)
     footer = parse_footer(view.read(generation.footer_offset, FOOTER_SIZE, "footer"), generation.end)
     old = read_generation(view, footer)
-    old.extra["generation_of"] = tf.path
+    old.generation_of = tf.path
     return old
 
 
@@ -168,5 +168,5 @@ def open_generation(path: str, end: int) -> TensorFile:
         raise
     if end != source.size:
         old.variant = "v2 earlier generation"
-        old.extra["generation_of"] = path
+        old.generation_of = path
     return old
