@@ -30,13 +30,13 @@ WRITERS: dict[str, type[PhasedWriter]] = {
 
 def writer_for(plan: FilePlan, out: Output) -> PhasedWriter:
     """A fresh writer (phase EMPTY) for the plan's target."""
-    return WRITERS[plan.target.key](out, plan)  # type: ignore[call-arg]
+    return WRITERS[plan.target.key](out, plan)
 
 
 def write_plan(plan: FilePlan, out: Output) -> None:
     """Write the whole plan through every phase."""
     writer = writer_for(plan, out)
-    writer.write()  # type: ignore[attr-defined]
+    writer.write()
 
 
 __all__ = [

@@ -57,9 +57,7 @@ class BlzWriter(PhasedWriter):
     format_name = "BLZ1"
 
     def __init__(self, out: Output, plan: FilePlan) -> None:
-        super().__init__()
-        self.out = out
-        self.plan = plan
+        super().__init__(out, plan)
         (self.tensor,) = plan.tensors
         self.roles: list[str] = []
 

@@ -3,8 +3,13 @@ and calling it in any other phase raises :class:`WriterStateError` naming both."
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 from ..errors import WriterStateError
+
+if TYPE_CHECKING:
+    from .output import Output
+    from .plan import FilePlan
 
 
 class Phase(IntEnum):
@@ -18,12 +23,26 @@ class Phase(IntEnum):
 
 
 class PhasedWriter:
-    """Base for writers: tracks the phase and refuses calls made out of order."""
+    """Base for writers: tracks the phase and refuses calls made out of order.
+
+    Parameters
+    ----------
+    out:
+        The output sink (positioned at 0).
+    plan:
+        What to write.
+    """
 
     format_name = "?"
 
-    def __init__(self) -> None:
+    def __init__(self, out: Output, plan: FilePlan) -> None:
         self.phase = Phase.EMPTY
+        self.out = out
+        self.plan = plan
+
+    def write(self) -> None:
+        """All phases in order."""
+        raise NotImplementedError
 
     def _expect(self, action: str, *allowed: Phase) -> None:
         if self.phase not in allowed:

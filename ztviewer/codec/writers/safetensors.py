@@ -48,22 +48,13 @@ def header_bytes(metadata: dict[str, str], entries: dict[str, dict[str, Any]]) -
 
 
 class SafetensorsWriter(PhasedWriter):
-    """Writes a :class:`~.plan.FilePlan` as safetensors (dense, raw tensors only).
-
-    Parameters
-    ----------
-    out:
-        The output sink (positioned at 0).
-    plan:
-        What to write; every tensor must be dense with a ``data`` component of a safetensors dtype.
-    """
+    """Writes a :class:`~.plan.FilePlan` as safetensors (dense, raw tensors only): every tensor must be dense with
+    a ``data`` component of a safetensors dtype."""
 
     format_name = "safetensors"
 
     def __init__(self, out: Output, plan: FilePlan) -> None:
-        super().__init__()
-        self.out = out
-        self.plan = plan
+        super().__init__(out, plan)
         self.order: list[PlannedTensor] = []
         self.lengths: dict[int, int] = {}
 

@@ -20,27 +20,17 @@ ALIGNMENT = 64
 
 
 class ZtWriter(PhasedWriter):
-    """Base of the zTensor writers; subclasses build the manifest and the footer.
-
-    Parameters
-    ----------
-    out:
-        The output sink (positioned at 0).
-    plan:
-        What to write; blobs go out in :meth:`FilePlan.blobs` order.
-    """
+    """Base of the zTensor writers; subclasses build the manifest and the footer. Blobs go out in
+    :meth:`FilePlan.blobs` order."""
 
     magic = b"ZTEN1000"
     keep_byte_order = False
 
     def __init__(self, out: Output, plan: FilePlan) -> None:
-        super().__init__()
-        self.out = out
-        self.plan = plan
+        super().__init__(out, plan)
         self.written: dict[tuple[int, str], Written] = {}
 
     def write(self) -> None:
-        """All phases in order."""
         self.begin()
         for tensor, component in self.plan.blobs():
             self.add_component(tensor, component)

@@ -101,22 +101,13 @@ def v2_part(component: PlannedComponent) -> dict[str, Any] | None:
 
 
 class ZtV2Writer(PhasedWriter):
-    """Writes a :class:`~.plan.FilePlan` as zTensor v2 (see the module docstring).
-
-    Parameters
-    ----------
-    out:
-        The output sink (positioned at 0).
-    plan:
-        What to write; ``plan.alignment`` is the blob placement (``None``: canonical 64 KiB).
-    """
+    """Writes a :class:`~.plan.FilePlan` as zTensor v2 (see the module docstring); ``plan.alignment`` is the blob
+    placement (``None``: canonical 64 KiB)."""
 
     format_name = "zTensor v2"
 
     def __init__(self, out: Output, plan: FilePlan) -> None:
-        super().__init__()
-        self.out = out
-        self.plan = plan
+        super().__init__(out, plan)
         self.alignment = rules.ALIGN_CANONICAL if plan.alignment is None else plan.alignment
         rules.check_alignment(self.alignment)
         self.parts: dict[tuple[str, str], WrittenPart] = {}
@@ -129,7 +120,6 @@ class ZtV2Writer(PhasedWriter):
         return sorted(pairs, key=lambda pair: (pair[0].name.encode("utf-8"), pair[1].role.encode("utf-8")))
 
     def write(self) -> None:
-        """All phases in order."""
         self.begin()
         for tensor, component in self.order():
             self.add_part(tensor, component)
