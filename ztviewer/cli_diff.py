@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from .cli_info import jsonable
+from .session.formatting import number_text
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 WORST_SHOWN = 5
@@ -123,13 +124,7 @@ def diff_document(result, only_changed: bool = False) -> dict[str, Any]:
 
 
 def _g(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return "—"
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{value:.{digits}g}"
+    return number_text(value, digits, missing="—", minus="-", grouped=False)
 
 
 def _name(pair) -> str:

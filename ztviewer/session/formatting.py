@@ -1,6 +1,7 @@
 """Text for sizes, shapes and offsets, shared by every view."""
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -77,6 +78,21 @@ def short_value(value: Any, limit: int = 200) -> str:
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """``1 entry``, ``2 entries``, ``1,000 digests``: the count and the noun in the number it takes."""
     return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def number_text(value: float | None, digits: int = 4, *, missing: str = "", minus: str = "−",
+                grouped: bool = True) -> str:
+    """A statistic for a table or report: ``missing`` for None, ``nan``, ``inf`` / ``<minus>inf``, a whole number
+    below 1e15 in full with thousands separators when ``grouped``, else ``digits`` significant digits."""
+    if value is None:
+        return missing
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else f"{minus}inf"
+    if grouped and value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:.{digits}g}"
 
 
 def ordinal(n: int) -> str:

@@ -7,7 +7,6 @@ numbers, so a pair is always on the same row on both sides (the trees expand and
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ from ztviewer.session.comparison import (
     ComparisonSession,
     metric,
 )
-from ztviewer.session.formatting import shape_text
+from ztviewer.session.formatting import number_text, shape_text
 from ztviewer.session.tree_nodes import FILE_ID, GROUP_FLAG, Grouping, TensorGroup, tensor_id, tensor_position
 
 from ..theme import is_dark, tint
@@ -55,18 +54,6 @@ def verdict_color(verdict: Verdict) -> QColor:
     """The colour of a verdict (lighter on a dark palette)."""
     hue = _HUES[verdict]
     return hue.lighter(150) if is_dark() else hue
-
-
-def number_text(value: float | None, digits: int = 4) -> str:
-    if value is None:
-        return ""
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "−inf"
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:.{digits}g}"
 
 
 def notes(pair: PairDiff) -> str:
