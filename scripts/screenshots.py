@@ -262,7 +262,7 @@ def shoot_tt_compare(s: Shooter, corpus: Path) -> None:
     map (TT − reference) of the reconstructed slice."""
     train = corpus / "blz" / "t3_4x5x6_truncated.blz"
     if not train.is_file():
-        print(f"skipped 17-tt-compare.png: {train} not found")
+        print(f"skipped 20-tt-compare.png: {train} not found")
         return
     s.close_all()
     view = s.open(str(train))
@@ -276,7 +276,7 @@ def shoot_tt_compare(s: Shooter, corpus: Path) -> None:
     tt.compare.reference.activated.emit(1)
     s.wait(lambda: tt.compare.error is not None)
     s.pump(1.0)
-    s.save("17-tt-compare.png")
+    s.save("20-tt-compare.png")
     s.close_all()
 
 
@@ -285,8 +285,8 @@ def shoot_help(s: Shooter, checkpoint: str) -> None:
     Help ▸ Quick Guide, each grabbed as its own window."""
     s.close_all()
     s.open(checkpoint)
-    for name, show in (("15-keyboard-shortcuts.png", s.window.show_shortcuts),
-                       ("16-quick-guide.png", s.window.show_quick_guide)):
+    for name, show in (("18-keyboard-shortcuts.png", s.window.show_shortcuts),
+                       ("19-quick-guide.png", s.window.show_quick_guide)):
         dialog = show()
         s.pump(0.3)
         target = s.out / name
@@ -306,18 +306,22 @@ def shoot_polish(s: Shooter, corpus: Path, checkpoint: str) -> None:
         w.check_file()
         s.wait(lambda: not view.checker.running)
         view.select_item(view.tensor_file.tensor("csr_f32_5x6"))
-        s.save("13-check-file-problem.png")
+        s.save("21-check-file-problem.png")
     else:
-        print(f"skipped 13-check-file-problem.png: {damaged} not found")
+        print(f"skipped 21-check-file-problem.png: {damaged} not found")
     s.close_all()
     w.resize(1280, 800)
+    s.pump()
+    w.apply_default_dock_sizes()            # as a window opened at this size lays itself out
     view = s.open(checkpoint)
     w.set_grouped(False)
     view.select_item(view.tensor_file.tensor("model.layers.2.self_attn.q_proj.weight"))
     s.pump(0.5)
-    s.save("14-tree-1280x800.png")
+    s.save("22-tree-1280x800.png")
     s.close_all()
     w.resize(WIDTH, HEIGHT)
+    s.pump()
+    w.apply_default_dock_sizes()
 
 
 def fine_tuned(checkpoint: str, path: Path) -> str:

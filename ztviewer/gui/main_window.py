@@ -140,14 +140,18 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if self._default_dock_sizes:     # docks can only be sized once the window has its real size
             self._default_dock_sizes = False
-            # a narrow window keeps more for the tree and the hex view (all 16 bytes and their characters)
-            side = 320 if self.width() >= 1500 else 260 if self.width() >= 1400 else 228
-            self.resizeDocks([self.properties_dock], [side], Qt.Orientation.Horizontal)
-            bottom = max(400, self.width() - side - 20)
-            inspector = min(480, bottom // 2)
-            self.resizeDocks([self.problems_dock, self.inspector_dock], [bottom - inspector, inspector],
-                             Qt.Orientation.Horizontal)
-            self.resizeDocks([self.problems_dock], [200], Qt.Orientation.Vertical)
+            self.apply_default_dock_sizes()
+
+    def apply_default_dock_sizes(self) -> None:
+        """Dock sizes for the window's current width (first show without a saved layout)."""
+        # a narrow window keeps more for the tree and the hex view (all 16 bytes and their characters)
+        side = 320 if self.width() >= 1500 else 260 if self.width() >= 1400 else 228
+        self.resizeDocks([self.properties_dock], [side], Qt.Orientation.Horizontal)
+        bottom = max(400, self.width() - side - 20)
+        inspector = min(480, bottom // 2)
+        self.resizeDocks([self.problems_dock, self.inspector_dock], [bottom - inspector, inspector],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.problems_dock], [200], Qt.Orientation.Vertical)
 
     def _set_file_docks_shown(self, shown: bool) -> None:
         """A Compare tab has no use for the file docks: they step aside while it is current, and come back."""

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QSizePolicy,
     QStyledItemDelegate,
     QTableView,
     QToolButton,
@@ -113,6 +114,8 @@ class AttributesEditor(QWidget):
         self.title = QLabel()
         self.title.setObjectName("attributesScope")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
+        # a long tensor name must not widen the dock (the full text is in the tooltip)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
