@@ -6,6 +6,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QThreadPool
 
 from ztviewer.codec import Problem, TensorFile
+from ztviewer.session.formatting import plural
 from ztviewer.workers.tasks import CheckFileTask, CheckOutcome
 
 from .task_controller import TaskController
@@ -22,10 +23,6 @@ def check_summary(outcome: CheckOutcome) -> str:
         if text)
     return (f"Checked {plural(outcome.tensors, 'tensor')} in {outcome.seconds:.2f} s: "
             f"{report.tensors_decoded:,} decoded, {plural(report.digests_verified, 'digest')} verified: {verdict}")
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 class CheckController(TaskController):
