@@ -3,20 +3,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from ztviewer.analysis.diff import AttrChange, AttrKind
 from ztviewer.codec.text import printable, value_text
 from ztviewer.session.comparison import ComparisonSession
 
 from ..theme import error_color, ok_color, warning_color
+from .rows_model import RowsModel
 
 HEADERS = ["where", "attribute", "change", "A", "B"]
 FILE = "(file)"
 
 
-class AttributeChangesModel(QAbstractTableModel):
+class AttributeChangesModel(RowsModel):
     """One row per changed attribute: ``(where, AttrChange)``; ``where`` is :data:`FILE` or a tensor name."""
+
+    headers = HEADERS
 
     def __init__(self, session: ComparisonSession, parent=None) -> None:
         super().__init__(parent)
@@ -46,22 +49,6 @@ class AttributeChangesModel(QAbstractTableModel):
             self._rows.extend(new)
             self.endInsertRows()
 
-    def item(self, index: QModelIndex | QPersistentModelIndex) -> tuple[str, AttrChange] | None:
-        return self._rows[index.row()] if index.isValid() and 0 <= index.row() < len(self._rows) else None
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(HEADERS):
-            return HEADERS[section]
-        return None
-
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         row = self.item(index)
         if row is None:
@@ -83,8 +70,3 @@ class AttributeChangesModel(QAbstractTableModel):
             return {AttrKind.ADDED: ok_color(), AttrKind.REMOVED: error_color(),
                     AttrKind.CHANGED: warning_color()}[change.kind]
         return None
-
-    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable

@@ -27,6 +27,7 @@ from ztviewer.session.formatting import number_text, shape_text
 from ztviewer.session.tree_nodes import FILE_ID, GROUP_FLAG, Grouping, TensorGroup, tensor_id, tensor_position
 
 from ..theme import is_dark, tint
+from .rows_model import column_title
 
 PAIR_ROLE = Qt.ItemDataRole.UserRole + 1       # the pair's number in the session
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2       # the number sorted on (None when the pair has none)
@@ -186,10 +187,7 @@ class ComparePairsModel(QAbstractItemModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(HEADERS):
-            return HEADERS[section]
-        return None
+        return column_title(HEADERS, section, orientation, role)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         group = self.group(index)

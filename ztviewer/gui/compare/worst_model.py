@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from ztviewer.analysis.diff import PairDiff
 from ztviewer.session.inspect_data import format_value
+
+from .rows_model import RowsModel
 
 HEADERS = ["#", "index", "A", "B", "|Δ|"]
 
@@ -18,8 +20,10 @@ def _abs_difference(a: Any, b: Any) -> float | None:
         return None
 
 
-class WorstModel(QAbstractTableModel):
+class WorstModel(RowsModel):
     """Rows ``(index, a, b)`` of ``pair.stats.worst``; :meth:`position` gives a row's element index."""
+
+    headers = HEADERS
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -33,23 +37,11 @@ class WorstModel(QAbstractTableModel):
     def position(self, row: int) -> tuple[int, ...] | None:
         return tuple(self._rows[row][0]) if 0 <= row < len(self._rows) else None
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(HEADERS):
-            return HEADERS[section]
-        return None
-
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        row = self.item(index)
+        if row is None:
             return None
-        position, a, b = self._rows[index.row()]
+        position, a, b = row
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
@@ -65,8 +57,3 @@ class WorstModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return "Click: show this element in A, B and Δ"
         return None
-
-    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
