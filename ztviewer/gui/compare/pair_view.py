@@ -40,6 +40,7 @@ from ..views.inspect.image_plot import palette_colors, style_plot
 from ..views.inspect.runner import JobSlot
 from .details import details_html
 from .pairs_model import STATUS_TEXT, verdict_color
+from .side_columns import side_columns
 from .sparse_pair import SparsePairView
 from .worst_model import WorstModel
 
@@ -183,17 +184,7 @@ class PairView(QWidget):
             self.heatmaps[side].shared_levels = lambda side=side: self._linked_levels(side)
             self.heatmaps[side].rendered.connect(lambda side=side: self._side_rendered(side))
 
-        maps = QSplitter(Qt.Orientation.Horizontal)
-        for side, view in self.heatmaps.items():
-            box = QWidget()
-            column = QVBoxLayout(box)
-            column.setContentsMargins(0, 0, 0, 0)
-            column.setSpacing(0)
-            label = QLabel(f"<b>{side}</b>" + (" = B − A" if side == "Δ" else ""))
-            label.setObjectName(f"compareMapTitle{side}")
-            column.addWidget(label)
-            column.addWidget(view, 1)
-            maps.addWidget(box)
+        maps, _titles = side_columns(self.heatmaps, " = B − A", "compareMapTitle")
         bottom = QSplitter(Qt.Orientation.Horizontal)
         worst_box = QWidget()
         worst_layout = QVBoxLayout(worst_box)

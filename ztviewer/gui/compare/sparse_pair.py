@@ -7,8 +7,8 @@ bounded), a dense side from its plane's non-zero elements.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ztviewer.analysis.diff.entries import DifferingEntries, differing_entries
 from ztviewer.analysis.spy_sources import DensePlaneSource
@@ -18,6 +18,7 @@ from ztviewer.session.decode_cache import DecodedCache
 from ztviewer.session.inspect_data import load_dense, load_sparse
 
 from ..views.inspect.sparse_view import SparseView
+from .side_columns import side_columns
 
 SPARSE_LAYOUTS = ("sparse_csr", "sparse_coo")
 SIDES = ("A", "B", "Δ")
@@ -37,24 +38,12 @@ class SparsePairView(QWidget):
         self.cache = cache
         self.spies = {side: SparseView(pool) for side in SIDES}
         self.entries: DifferingEntries | None = None
-        self.labels: dict[str, QLabel] = {}
         a_view = self.spies["A"].plot.view
         for side in ("B", "Δ"):
             self.spies[side].plot.view.setXLink(a_view)
             self.spies[side].plot.view.setYLink(a_view)
         self.spies["Δ"].rendered.connect(self._delta_rendered)
-        split = QSplitter(Qt.Orientation.Horizontal)
-        for side, view in self.spies.items():
-            box = QWidget()
-            column = QVBoxLayout(box)
-            column.setContentsMargins(0, 0, 0, 0)
-            column.setSpacing(0)
-            label = QLabel(f"<b>{side}</b>" + (" = B − A at the differing elements" if side == "Δ" else ""))
-            label.setObjectName(f"compareSpyTitle{side}")
-            self.labels[side] = label
-            column.addWidget(label)
-            column.addWidget(view, 1)
-            split.addWidget(box)
+        split, self.labels = side_columns(self.spies, " = B − A at the differing elements", "compareSpyTitle")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)
