@@ -39,6 +39,7 @@ from ..views.inspect.heatmap import HeatmapView
 from ..views.inspect.image_plot import palette_colors, style_plot
 from ..views.inspect.runner import JobSlot
 from .details import details_html
+from .linked_levels import LinkedLevels
 from .pairs_model import STATUS_TEXT, verdict_color
 from .side_columns import side_columns
 from .sparse_pair import SparsePairView
@@ -179,10 +180,7 @@ class PairView(QWidget):
         self.link_levels.setToolTip("A and B use one colour map and the same colour levels, computed from both "
                                     "sides' values (Δ stays symmetric about zero)")
         self.link_levels.setChecked(True)
-        self.link_levels.toggled.connect(self._link_toggled)
-        for side in ("A", "B"):
-            self.heatmaps[side].shared_levels = lambda side=side: self._linked_levels(side)
-            self.heatmaps[side].rendered.connect(lambda side=side: self._side_rendered(side))
+        self.level_link = LinkedLevels(self.heatmaps["A"], self.heatmaps["B"], self.link_levels)
 
         maps, _titles = side_columns(self.heatmaps, " = B − A", "compareMapTitle")
         bottom = QSplitter(Qt.Orientation.Horizontal)
@@ -343,46 +341,6 @@ class PairView(QWidget):
             for axis, index in plane.fixed:
                 if view.axes.fixed().get(axis, index) != index:
                     view.axes.set_index(axis, index)
-
-    # -- linked colour levels -----------------------------------------------------------------------------
-    def _linked_levels(self, side: str) -> tuple[float, float] | None:
-        """A's and B's levels when linked: from both sides' samples, with the mode of the view asking."""
-        if not self.link_levels.isChecked():
-            return None
-        view = self.heatmaps[side]
-        views = [self.heatmaps[s] for s in ("A", "B")]
-        if any(v.data is None or v.controls.log.isChecked() != view.controls.log.isChecked() for v in views):
-            return None
-        samples = [v.level_values() for v in views]
-        values = [np.asarray(s, dtype=np.float64).reshape(-1) for s in samples if s is not None]
-        if not values:
-            return None
-        return lv.compute_levels(np.concatenate(values), view.controls.level_mode.currentText(),
-                                 view.controls.percent.value(), view.levels_centred())
-
-    def _side_rendered(self, side: str) -> None:
-        """A new image on one side: both sides take one colour map and their levels again."""
-        if not self.link_levels.isChecked():
-            return
-        views = [self.heatmaps[s] for s in ("A", "B")]
-        samples = [v.level_values() for v in views]
-        if any(s is None for s in samples) or any(v.data is None or v.data.kind == "complex" for v in views):
-            return
-        if all(v.controls.log.isChecked() for v in views) or not any(v.controls.log.isChecked() for v in views):
-            signed = any(lv.is_signed(np.asarray(s)) for s in samples) and not views[0].controls.log.isChecked()
-            name = lv.default_colormap(signed)
-            for v in views:
-                v.use_colormap(name)
-        for v in views:
-            v.apply_levels()
-
-    def _link_toggled(self, _on: bool) -> None:
-        if _on:
-            self._side_rendered("A")
-            return
-        for view in (self.heatmaps["A"], self.heatmaps["B"]):   # each side's own map and levels again
-            view.use_colormap(None)
-            view.apply_levels()
 
     def levels(self, side: str) -> tuple[float, float]:
         """The colour levels one heatmap shows (tests)."""
