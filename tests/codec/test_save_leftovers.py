@@ -38,10 +38,13 @@ def test_export_writes_atomically_and_leaves_no_temporary_on_failure(tmp_path, c
     assert main(["export", str(source), "a", "-o", str(out)]) == 0
     assert np.array_equal(np.load(out), np.arange(6, dtype=np.float32))
 
-    def full_disk(*args, **kwargs):
+    import ztviewer.codec.npy_export as npy_export
+
+    def full_disk(tf, tensor, out, **kwargs):  # the header and some data reach the file, then the disk is full
+        out.write(b"\x93NUMPY partial")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(np.lib.format, "write_array", full_disk)
+    monkeypatch.setattr(npy_export, "write_npy", full_disk)
     assert main(["export", str(source), "a", "-o", str(out)]) == 1
     assert "No space left on device" in capsys.readouterr().err
     assert np.array_equal(np.load(out), np.arange(6, dtype=np.float32))  # the old file is intact
