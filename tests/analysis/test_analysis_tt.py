@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from tests import _tt
 from ztviewer.analysis import tt_view
 from ztviewer.analysis.reduce import block_reduce, strided_preview
 from ztviewer.analysis.stats import compute_stats
@@ -24,15 +25,8 @@ from ztviewer.codec.tt import element
 
 
 def random_cores(dims, ranks, seed=0, complex_=False):
-    rng = np.random.default_rng(seed)
-    full = [1, *ranks, 1]
-    cores = []
-    for k, d in enumerate(dims):
-        core = rng.standard_normal((full[k], d, full[k + 1]))
-        if complex_:
-            core = core + 1j * rng.standard_normal(core.shape)
-        cores.append(core)
-    return cores
+    """Cores of inner ranks ``ranks``."""
+    return _tt.random_cores(dims, [1, *ranks, 1], complex_, seed)
 
 
 def dense(cores) -> np.ndarray:

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests import _tt
 from ztviewer.analysis.tt_compare import TTErrorData, load_npy_reference, tt_error
 from ztviewer.codec import tt
 from ztviewer.session.inspect_data import TTData
 
 
 def random_cores(shape=(4, 5, 6), ranks=(1, 3, 4, 1), seed=0):
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal((ranks[k], d, ranks[k + 1])) for k, d in enumerate(shape)]
+    return _tt.random_cores(shape, ranks, seed=seed)
 
 
 def test_error_matches_numpy_across_chunks():

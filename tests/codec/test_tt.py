@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests._corpus import CORPUS, corpus_available, corpus_manifest
+from tests._tt import random_cores
 from ztviewer.codec import registry, tt
 from ztviewer.codec.errors import CodecError, DecodeLimitExceeded, UnsupportedLayout
 from ztviewer.codec.model import Tensor, TensorFile
@@ -19,17 +20,6 @@ from ztviewer.codec.source import Source
 needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
 ENTRIES = [e for e in corpus_manifest() if e["format"] == "blz"]
 RTOL = 1e-10
-
-
-def random_cores(shape, ranks, complex_=False, seed=0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    cores = []
-    for k, d in enumerate(shape):
-        core = rng.standard_normal((ranks[k], d, ranks[k + 1]))
-        if complex_:
-            core = core + 1j * rng.standard_normal(core.shape)
-        cores.append(core)
-    return cores
 
 
 def dense_by_einsum(cores) -> np.ndarray:

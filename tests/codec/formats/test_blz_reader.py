@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests._corpus import CORPUS, corpus_available, corpus_manifest, hostile_entries
+from tests._tt import random_cores
 from ztviewer.codec import registry, tt
 from ztviewer.codec.errors import CodecError, OutOfBounds
 from ztviewer.codec.formats import blz
@@ -49,17 +50,6 @@ def build(cores: list[np.ndarray], *, magic: bytes = b"BLZ1", version: int = 1, 
     head = magic + bytes([version, dtype_tag, ndim]) + reserved
     head += struct.pack(f"<{len(shape)}Q", *shape) + struct.pack(f"<{len(ranks)}Q", *ranks)
     return head + b"".join(np.ascontiguousarray(c, dtype=dtype).tobytes() for c in cores) + tail
-
-
-def random_cores(shape, ranks, complex_=False, seed=0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    cores = []
-    for k, d in enumerate(shape):
-        core = rng.standard_normal((ranks[k], d, ranks[k + 1]))
-        if complex_:
-            core = core + 1j * rng.standard_normal(core.shape)
-        cores.append(core)
-    return cores
 
 
 # ------------------------------------------------------------------------------------------------ corpus
