@@ -360,6 +360,7 @@ def test_sparse_pairs_show_spy_plots_and_the_differing_entries(qtbot, sparse_pai
     for name in ("s", "m"):
         assert view.select_name(name)
         assert view.pair_view.pages.currentWidget() is view.pair_view.sparse
+        assert view.pair_view.histogram.isHidden()
         sparse, entries = _delta_entries(qtbot, view)
         expected = b_dense[name].astype(np.float64) - a_dense.astype(np.float64)
         where = np.argwhere(expected != 0)

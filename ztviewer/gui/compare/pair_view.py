@@ -256,11 +256,13 @@ class PairView(QWidget):
         if "sparse" in kinds and kinds <= {"sparse", "dense"}:
             sparse = self._sparse_view()
             self.pages.setCurrentWidget(sparse)
+            self.histogram.hide()              # (entries only: the spy plots' profiles say where they are)
             self.axes.set_shape(())
             self.link_levels.hide()
             sparse.show_pair(tf_a, a, tf_b, b, pair.name)
             return
         self.pages.setCurrentIndex(0)
+        self.histogram.show()
         self.link_levels.show()
         if not kinds <= {"dense", "tt"}:
             self._message(f"Heatmaps show dense, sparse and tensor-train tensors (A is {a.layout}, B is {b.layout})")
