@@ -2,6 +2,7 @@
 and calling it in any other phase raises :class:`WriterStateError` naming both."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
@@ -9,7 +10,7 @@ from ..errors import WriterStateError
 
 if TYPE_CHECKING:
     from .output import Output
-    from .plan import FilePlan
+    from .plan import FilePlan, PlannedTensor
 
 
 class Phase(IntEnum):
@@ -53,3 +54,11 @@ class PhasedWriter:
 
     def _advance(self, phase: Phase) -> None:
         self.phase = phase
+
+    def _expect_all_written(self, written: Callable[[PlannedTensor, str], bool], noun: str) -> None:
+        """Refuse to write the manifest while a planned ``noun`` (component, part) is unwritten."""
+        missing = [f"{t.name}.{c}" for t in self.plan.tensors for c in t.components if not written(t, c)]
+        if missing:
+            raise WriterStateError(f"{self.format_name} writer: cannot write the manifest in phase BLOBS while "
+                                   f"{len(missing)} planned {noun}(s) unwritten ({', '.join(missing[:3])})",
+                                   rule=f"every planned {noun} is written before the manifest")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import WriterStateError
 from .blobs import Written, write_component
 from .cbor import dumps
 from .output import Output
@@ -57,12 +56,7 @@ class ZtWriter(PhasedWriter):
 
     def finish(self) -> None:
         self._expect("write the manifest", Phase.BLOBS)
-        missing = [f"{t.name}.{c}" for t in self.plan.tensors for c in t.components
-                   if (id(t), c) not in self.written]
-        if missing:
-            raise WriterStateError(f"{self.format_name} writer: cannot write the manifest in phase BLOBS while "
-                                   f"{len(missing)} planned component(s) unwritten ({', '.join(missing[:3])})",
-                                   rule="every planned component is written before the manifest")
+        self._expect_all_written(lambda t, role: (id(t), role) in self.written, "component")
         self._advance(Phase.MANIFEST)
         manifest = dumps(self.manifest())
         self.out.write(manifest)

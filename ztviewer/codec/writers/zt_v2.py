@@ -26,7 +26,7 @@ import xxhash
 
 import ztviewer.codec.writers.zt_v2_rules as rules
 
-from ..errors import CodecError, WriterStateError
+from ..errors import CodecError
 from .blobs import KEEP, BlobData, Buffer, FileBlob
 from .cbor import dumps_deterministic
 from .output import Output
@@ -243,11 +243,7 @@ class ZtV2Writer(PhasedWriter):
 
     def finish(self) -> None:
         self._expect("write the manifest", Phase.BLOBS)
-        missing = [f"{t.name}.{c}" for t in self.plan.tensors for c in t.components if (t.name, c) not in self.parts]
-        if missing:
-            raise WriterStateError(f"{self.format_name} writer: cannot write the manifest in phase BLOBS while "
-                                   f"{len(missing)} planned part(s) unwritten ({', '.join(missing[:3])})",
-                                   rule="every planned part is written before the manifest")
+        self._expect_all_written(lambda t, role: (t.name, role) in self.parts, "part")
         self._advance(Phase.MANIFEST)
         manifest = dumps_deterministic(self.manifest())
         if len(manifest) > rules.MAX_MANIFEST:
