@@ -8,6 +8,7 @@ import cbor2
 import numpy as np
 import pytest
 
+from tests.gui.v2_files import with_generations
 from ztviewer.cli import main
 from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
@@ -21,18 +22,9 @@ from ztviewer.codec.formats.zt_v2 import (
 ztensor = pytest.importorskip("ztensor")
 
 
-def _appended(path) -> None:
-    with ztensor.Writer(str(path), canonical=False) as w:
-        w.add("a", np.arange(4, dtype=np.float32).tobytes(), [4], "f32")
-    with ztensor.Writer(str(path), canonical=False, append=True) as w:
-        w.add("b", np.arange(8, dtype=np.int16).tobytes(), [8], "i16")
-    with ztensor.Writer(str(path), canonical=False, append=True) as w:
-        w.set_attributes({"note": "third"})
-
-
 def test_earlier_generations_are_listed_and_readable(tmp_path):
     path = tmp_path / "gen.zt"
-    _appended(path)
+    with_generations(path)
     with open_file(path) as tf:
         assert [t.name for t in tf.tensors] == ["a", "b"] and tf.attributes == {"note": "third"}
         assert not list(tf.all_problems()) and check_file(tf).ok
