@@ -75,7 +75,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .cli_info import kind
     from .codec.check import check_file
 
     tf = _open(args.file)
@@ -85,7 +84,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = sum(p.is_error for p in report.problems)
     warnings = len(report.problems) - errors
     verdict = "OK" if report.ok else "FAILED"
-    say(f"{verdict}: {tf.path} ({kind(tf)}): {len(tf.tensors)} tensors, "
+    say(f"{verdict}: {tf.path} ({tf.kind}): {len(tf.tensors)} tensors, "
           f"{report.tensors_decoded} decoded, {report.digests_verified} "
           f"digest{'' if report.digests_verified == 1 else 's'} verified, "
           f"{errors} errors, {warnings} warnings".replace(" )", ")"))

@@ -159,10 +159,6 @@ def format_size(n: int) -> str:
     return str(n)
 
 
-def kind(tf: TensorFile) -> str:
-    return tf.format if tf.variant in ("", tf.format) else f"{tf.format} {tf.variant}"
-
-
 def write_text(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     """The human-readable ``info``: every line printable (no terminal escapes, no surrogates)."""
     with per_file_budget(), _collector_paused():
@@ -183,7 +179,7 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _write_text(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
-    lines = [f"{tf.path}: {kind(tf)}, {format_size(tf.size)}"]
+    lines = [f"{tf.path}: {tf.kind}, {format_size(tf.size)}"]
     if tf.format == "zt-v2":
         lines.append(f"  content id: {_v2().content_digest(tf) or 'undefined (a part has no digest)'}")
     for key, value in _public(tf.extra).items():

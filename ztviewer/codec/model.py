@@ -319,6 +319,11 @@ class TensorFile:
     generation_number: int | None = None
     _by_name: dict[str, int] | None = field(default=None, repr=False)
 
+    @property
+    def kind(self) -> str:
+        """``format`` plus ``variant`` when it says more (``zt v1.0``, ``safetensors``)."""
+        return self.format if self.variant in ("", self.format) else f"{self.format} {self.variant}"
+
     def tensor_names(self) -> list[str]:
         """Every tensor's name in file order (duplicates included), without building deferred tensors."""
         names = getattr(self.tensors, "tensor_names", None)

@@ -10,7 +10,6 @@ from .attributes import attribute_changes
 from .engine import (
     compare_files,
     compare_pair,
-    file_kind,
     iter_pair_diffs,
     numeric_stats,
 )
@@ -30,5 +29,5 @@ from .pairing import TensorPair, pair_tensors
 __all__ = [
     "AttrChange", "AttrKind", "DiffAccumulator", "DiffOptions", "DiffStats", "FileDiff", "PairDiff",
     "TensorPair", "TensorSide", "Tolerance", "Verdict", "attribute_changes", "compare_files", "compare_pair",
-    "file_kind", "iter_pair_diffs", "numeric_stats", "pair_tensors",
+    "iter_pair_diffs", "numeric_stats", "pair_tensors",
 ]

@@ -23,11 +23,6 @@ CancelCheck = Callable[[], bool]
 Progress = Callable[[int, int], None]
 
 
-def file_kind(tf: TensorFile) -> str:
-    """``format`` plus ``variant`` when it says more (``zt v1.0``, ``safetensors``)."""
-    return tf.format if tf.variant in ("", tf.format) else f"{tf.format} {tf.variant}"
-
-
 class _Meter:
     """Turns per-pair byte counts into ``progress(done, total)`` calls."""
 
@@ -94,7 +89,7 @@ def numeric_stats(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, opti
     return acc.result()
 
 
-def _verdict(stats: DiffStats, a: Tensor, b: Tensor) -> Verdict:
+def _verdict(stats: DiffStats) -> Verdict:
     if stats.differing == 0:
         return Verdict.SAME_CONTENT
     if stats.within_tolerance:
@@ -126,7 +121,7 @@ def compare_pair(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, optio
     except CodecError as exc:
         result.reason = str(exc)
         return result
-    result.verdict = _verdict(result.stats, a, b)
+    result.verdict = _verdict(result.stats)
     if result.verdict is Verdict.SAME_CONTENT and not result.changes:
         result.changes.append("stored bytes differ" if result.stats.bit_identical
                               else "bit patterns differ (signed zeros or NaN payloads)")
@@ -156,7 +151,7 @@ def iter_pair_diffs(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | N
 def compare_files(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | None = None, *,
                   progress: Progress | None = None, cancelled: CancelCheck | None = None) -> FileDiff:
     """Compare two open files or sets (see :func:`iter_pair_diffs`), file attributes included."""
-    result = FileDiff(tf_a.path, tf_b.path, file_kind(tf_a), file_kind(tf_b),
+    result = FileDiff(tf_a.path, tf_b.path, tf_a.kind, tf_b.kind,
                       attributes=attribute_changes(tf_a.attributes, tf_b.attributes))
     result.pairs.extend(iter_pair_diffs(tf_a, tf_b, options, progress=progress, cancelled=cancelled))
     return result
