@@ -85,7 +85,8 @@ class DiskWatcher(QObject):
         """Read the file again in the same tab, then apply the edits that were in effect."""
         session = getattr(view, "edit_session", None)
         steps = session.edits.applied_steps() if session is not None else ()
-        self.window.start_open(view.tensor_file.path, view, lambda opened: self._reloaded(view, opened, steps))
+        self.window.start_open(view.tensor_file.path, view, lambda opened: self._reloaded(view, opened, steps),
+                               self.window.reader_for(view))
 
     def _reloaded(self, old: FileView, opened: OpenedFile, steps: tuple[EditStep, ...]) -> None:
         at = self.window.tabs.indexOf(old)

@@ -371,12 +371,19 @@ class MainWindow(QMainWindow):
         view = self.current_view()
         if view is None or not self.editing.confirm([view], self.reload_current):
             return None
-        reader = None
-        if is_generation_view(view.tensor_file):     # the same earlier generation, read again
-            row = generation_rows(view.tensor_file)[0]
-            def reader(path: str) -> TensorFile:
-                return open_generation_row(path, row)
-        return self.start_open(view.tensor_file.path, view, lambda opened: self.replace_view(view, opened), reader)
+        return self.start_open(view.tensor_file.path, view, lambda opened: self.replace_view(view, opened),
+                               self.reader_for(view))
+
+    def reader_for(self, view: FileView) -> Callable[[str], TensorFile] | None:
+        """How to read ``view``'s file again: the same earlier generation for a generation tab, else ``None``
+        (the file as it is now)."""
+        if not is_generation_view(view.tensor_file):
+            return None
+        row = generation_rows(view.tensor_file)[0]
+
+        def reader(path: str) -> TensorFile:
+            return open_generation_row(path, row)
+        return reader
 
     def replace_view(self, old: FileView, opened: OpenedFile) -> None:
         at = self.tabs.indexOf(old)
