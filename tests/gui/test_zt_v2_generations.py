@@ -1,9 +1,10 @@
 """View ▸ Generations…: the generations of a zTensor v2 file listed, and an earlier one opened read-only."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from tests.gui.v2_files import tied_and_seekable, with_generations
+from tests.gui.v2_files import tied_and_seekable, with_generations, ztensor
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import open_file
 from ztviewer.codec.errors import HeaderError
@@ -89,3 +90,37 @@ def test_open_generation_refuses_an_offset_that_ends_no_generation(tmp_path):
             assert old.size == end and old.generation_of == str(path)
     with pytest.raises(HeaderError, match="no sound footer"):
         open_generation(str(path), ends[0] - 1)
+
+
+def test_reload_after_a_change_on_disk_reads_the_same_earlier_generation(qtbot, window, tmp_path):
+    """The disk watcher's Reload of a tab showing an earlier generation reads that generation again (as File ▸
+    Reload does, through the same reader), not the file as it is now."""
+    window.editing.ask_unsaved = lambda view: "discard"
+    path = with_generations(tmp_path / "gen.zt")
+    view = open_in_window(qtbot, window, path)
+    dialog = window.show_generations()
+    dialog.table.setCurrentItem(dialog.table.topLevelItem(1))
+    dialog._open()
+    qtbot.waitUntil(lambda: window.generation_view(str(path), 2) is not None, timeout=10_000)
+    old = window.generation_view(str(path), 2)
+    second_end = old.tensor_file.size
+    window.close_tab(window.tabs.indexOf(view))          # the generation tab is the only one watched
+
+    with ztensor().Writer(str(path), canonical=False, append=True) as w:    # another program appends a fourth
+        w.add("c", np.arange(3, dtype=np.float64).tobytes(), [3], "f64")
+    # an earlier generation's bytes survive an append, so polling does not flag its tab (PrefixSource.changed):
+    # the watcher is asked as it asks itself for a changed file
+    window.disk_watch.offer_reload(old, "its size changed")
+    box = window.disk_watch.box
+    assert box is not None and "changed on disk" in box.text()
+    next(b for b in box.buttons() if b.text() == "Reload").click()
+    qtbot.waitUntil(lambda: window.current_view() is not None and window.current_view() is not old, timeout=10_000)
+
+    new = window.current_view()
+    assert window.generation_view(str(path), 2) is new and window.view_for(str(path)) is None
+    tf = new.tensor_file
+    assert [t.name for t in tf.tensors] == ["a", "b"] and tf.attributes == {} and tf.size == second_end
+    assert window.tabs.tabText(window.tabs.indexOf(new)) == "gen.zt @ generation 2"
+    assert window.format_label.text() == "zTensor v2, generation 2 (read-only)"
+    with open_file(path) as now:                        # the file itself did move on
+        assert len(find_generations(now)) == 3 and "c" in [t.name for t in now.tensors]   # 3 before the 4th
