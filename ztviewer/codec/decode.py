@@ -27,9 +27,10 @@ from .errors import (
 )
 from .model import Component, Tensor, TensorFile
 from .source import RangeReader
-from .zstd_seekable import SeekableStream
+from .zstd_seekable import ENCODING_ID, SeekableStream
 
-SEEKABLE = "zt.zstd-seekable/1"
+SEEKABLE = ENCODING_ID
+
 _DATA_RULE = "layout-data (v2 §5.2, App. A): the decoded data satisfies its layout and logical type rules"
 
 CHUNK = 8 << 20

@@ -17,12 +17,15 @@ import zstandard
 
 from .errors import Cancelled, DecodeError
 
+ENCODING_ID = "zt.zstd-seekable/1"
 SKIPPABLE_MAGIC = 0x184D2A5E
 SEEKABLE_MAGIC = 0x8F92EAB1
 MAX_FRAME = 16 << 20
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_FOOTER = struct.Struct("<IBI")  # number of frames, descriptor, seekable magic
-_ENTRY = struct.Struct("<II")
+SKIPPABLE_HEADER = struct.Struct("<II")  # skippable magic, size of what follows
+FOOTER = struct.Struct("<IBI")  # number of frames, descriptor, seekable magic
+ENTRY = struct.Struct("<II")  # stored (compressed) length, decoded length; the writer omits the checksum column
+CHECKSUM_COLUMN = 0x80  # descriptor bit: each entry also holds a u32 checksum
 RULE = ("encoding (v2 §5.3, zt.zstd-seekable/1): zstd frames with checksums, a valid seek table, equal frames "
         "of at most 16 MiB, exactly decoded_length bytes")
 
@@ -35,16 +38,43 @@ class Frame:
     decoded_length: int
 
 
-def seek_table_length(tail: bytes, stored_length: int) -> int | None:
+@dataclass(frozen=True, slots=True)
+class Footer:
+    """The seekable footer (a stream's last 9 bytes) and the seek table it implies."""
+
+    count: int
+    entry_size: int
+    table_length: int  # the whole skippable frame: its header, the entries and the footer
+
+    def table_start(self, stored_length: int) -> int:
+        return stored_length - self.table_length
+
+
+def parse_footer(tail: bytes | memoryview, stored_length: int) -> Footer:
+    """The footer in ``tail`` (the stream's last bytes, at least 9); raises ``ValueError`` saying what is wrong
+    when they are not a seekable footer or its table would not fit in ``stored_length`` bytes."""
+    if len(tail) < FOOTER.size or stored_length < SKIPPABLE_HEADER.size + FOOTER.size:
+        raise ValueError(f"{stored_length} bytes is too short for a seek table")
+    count, descriptor, magic = FOOTER.unpack_from(tail, len(tail) - FOOTER.size)
+    if magic != SEEKABLE_MAGIC:
+        raise ValueError("the stream does not end with the seekable footer magic")
+    if descriptor & ~CHECKSUM_COLUMN:
+        raise ValueError(f"reserved descriptor bits set (0x{descriptor:02x})")
+    entry_size = ENTRY.size + (4 if descriptor & CHECKSUM_COLUMN else 0)
+    length = SKIPPABLE_HEADER.size + count * entry_size + FOOTER.size
+    if length > stored_length:
+        raise ValueError(f"the seek table declares {count:,} frames, more than {stored_length:,} stored bytes "
+                         "can hold")
+    return Footer(count, entry_size, length)
+
+
+def seek_table_length(tail: bytes | memoryview, stored_length: int) -> int | None:
     """Bytes the seek table (its skippable frame) takes at the end of a stored stream, from the stream's
     last 9 bytes alone; ``None`` when they are not a seekable footer or the table would not fit."""
-    if len(tail) < 9 or stored_length < 17:
+    try:
+        return parse_footer(tail, stored_length).table_length
+    except ValueError:
         return None
-    count, descriptor, magic = _FOOTER.unpack_from(tail, len(tail) - 9)
-    if magic != SEEKABLE_MAGIC or descriptor & 0x7F:
-        return None
-    length = 8 + count * (12 if descriptor & 0x80 else 8) + 9
-    return length if length <= stored_length else None
 
 
 class SeekableStream:
@@ -67,25 +97,19 @@ class SeekableStream:
     def _parse_table(self) -> list[Frame]:
         data = self.stored
         n = len(data)
-        if n < 17:
-            raise self._fail(f"{n} bytes is too short for a seek table")
-        count, descriptor, magic = _FOOTER.unpack_from(data, n - 9)
-        if magic != SEEKABLE_MAGIC:
-            raise self._fail("the stream does not end with the seekable footer magic")
-        if descriptor & 0x7F:
-            raise self._fail(f"reserved descriptor bits set (0x{descriptor:02x})")
-        entry_size = 12 if descriptor & 0x80 else 8
-        content = count * entry_size + 9
-        table_start = n - 8 - content
-        if table_start < 0:
-            raise self._fail(f"the seek table declares {count:,} frames, more than {n:,} stored bytes can hold")
-        skippable, size = struct.unpack_from("<II", data, table_start)
-        if skippable != SKIPPABLE_MAGIC or size != content:
+        try:
+            footer = parse_footer(data[-FOOTER.size:], n)
+        except ValueError as exc:
+            raise self._fail(str(exc)) from None
+        table_start = footer.table_start(n)
+        skippable, size = SKIPPABLE_HEADER.unpack_from(data, table_start)
+        if skippable != SKIPPABLE_MAGIC or size != footer.table_length - SKIPPABLE_HEADER.size:
             raise self._fail("malformed seek table skippable frame")
         frames: list[Frame] = []
         stored_at = decoded_at = 0
-        for k in range(count):
-            stored_len, decoded_len = _ENTRY.unpack_from(data, table_start + 8 + k * entry_size)
+        for k in range(footer.count):
+            stored_len, decoded_len = ENTRY.unpack_from(data, table_start + SKIPPABLE_HEADER.size
+                                                        + k * footer.entry_size)
             if decoded_len > MAX_FRAME:
                 raise self._fail(f"frame {k} declares {decoded_len:,} decoded bytes, above 16 MiB")
             frames.append(Frame(stored_at, stored_len, decoded_at, decoded_len))

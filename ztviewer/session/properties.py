@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
+from ztviewer.codec.decode import SEEKABLE
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.formats.zt_v2 import content_digest, object_content_digest
 from ztviewer.codec.text import printable
@@ -226,7 +227,7 @@ def component_v2_props(tf: TensorFile | None, tensor: Tensor, component: Compone
                          + [Prop("owner", label) for label in owners]))
     if component.extra.get("digest_over") == "decoded":
         rows.append(Prop("digest covers", "the decoded bytes (v2 §3.4)" if component.digest else "— (no digest)"))
-    if component.encoding == "zt.zstd-seekable/1":
+    if component.encoding == SEEKABLE:
         rows += _seekable_rows(tf, tensor, component)
     return rows
 

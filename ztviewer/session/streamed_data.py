@@ -22,7 +22,6 @@ from ztviewer.codec.model import Tensor, TensorFile
 
 from .inspect_data import presented_as, scalar
 
-SEEKABLE = "zt.zstd-seekable/1"
 CHUNK = 1 << 20          # decoded bytes per step of the forward decoder (its buffer is all it holds)
 
 
@@ -43,7 +42,7 @@ class StreamedBytes:
             start, kept = self._kept
             if start <= offset and offset + length <= start + len(kept):
                 return kept[offset - start:offset - start + length]
-            if self.component.encoding == SEEKABLE:
+            if self.component.encoding == decode.SEEKABLE:
                 data = decode.read_range(self.tf, self.tensor, self.component, offset, length)
             else:
                 data = self._forward(offset, length)

@@ -4,20 +4,18 @@ The decoded stream is cut into frames of :data:`FRAME_SIZE` decoded bytes (the l
 independent zstd frame with a content checksum; then comes the seek table, a skippable frame
 (magic ``0x184D2A5E``, u32 size) holding one ``(compressed u32, decoded u32)`` entry per frame, the frame
 count (u32), a descriptor byte (0: no checksum column) and the seekable magic ``0x8F92EAB1``. All integers
-are little-endian. Input arrives in chunks of any size and at most one frame is held in memory.
+are little-endian. Input arrives in chunks of any size and at most one frame is held in memory. The
+magic numbers and struct layouts are the reader's (:mod:`..zstd_seekable`).
 """
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterable
 
 import zstandard
 
-ENCODING_ID = "zt.zstd-seekable/1"
+from ..zstd_seekable import ENTRY, FOOTER, MAX_FRAME, SEEKABLE_MAGIC, SKIPPABLE_HEADER, SKIPPABLE_MAGIC
+
 FRAME_SIZE = 1 << 20
-MAX_FRAME_SIZE = 16 << 20
-SKIPPABLE_MAGIC = 0x184D2A5E
-SEEKABLE_MAGIC = 0x8F92EAB1
 DEFAULT_LEVEL = 3
 
 Buffer = bytes | bytearray | memoryview
@@ -38,8 +36,8 @@ class SeekableEncoder:
 
     def __init__(self, emit: Callable[[bytes, int], None], level: int | None = None,
                  frame_size: int = FRAME_SIZE) -> None:
-        if not 0 < frame_size <= MAX_FRAME_SIZE:
-            raise ValueError(f"frame size {frame_size} outside 1..{MAX_FRAME_SIZE}")
+        if not 0 < frame_size <= MAX_FRAME:
+            raise ValueError(f"frame size {frame_size} outside 1..{MAX_FRAME}")
         self._emit = emit
         self._compressor = zstandard.ZstdCompressor(level=DEFAULT_LEVEL if level is None else level,
                                                     write_checksum=True, write_content_size=True)
@@ -83,9 +81,9 @@ class SeekableEncoder:
 def seek_table(entries: Iterable[tuple[int, int]]) -> bytes:
     """The seek table (skippable frame + seekable footer) for ``(compressed, decoded)`` frame sizes."""
     rows = list(entries)
-    body = b"".join(struct.pack("<II", compressed, decoded) for compressed, decoded in rows)
-    body += struct.pack("<IBI", len(rows), 0, SEEKABLE_MAGIC)
-    return struct.pack("<II", SKIPPABLE_MAGIC, len(body)) + body
+    body = b"".join(ENTRY.pack(compressed, decoded) for compressed, decoded in rows)
+    body += FOOTER.pack(len(rows), 0, SEEKABLE_MAGIC)
+    return SKIPPABLE_HEADER.pack(SKIPPABLE_MAGIC, len(body)) + body
 
 
 def encode(decoded: Buffer, level: int | None = None, frame_size: int = FRAME_SIZE) -> bytes:

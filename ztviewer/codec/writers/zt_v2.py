@@ -27,12 +27,13 @@ import xxhash
 import ztviewer.codec.writers.zt_v2_rules as rules
 
 from ..errors import CodecError
+from ..zstd_seekable import ENCODING_ID
 from .blobs import KEEP, BlobData, Buffer, FileBlob
 from .cbor import dumps_deterministic
 from .output import Output
 from .phases import Phase, PhasedWriter
 from .plan import FilePlan, PlannedComponent, PlannedTensor
-from .zstd_seekable_writer import ENCODING_ID, SeekableEncoder
+from .zstd_seekable_writer import SeekableEncoder
 
 LAYOUT_IDS = {"dense": "dense", "sparse_csr": "zt.sparse_csr/1", "sparse_coo": "zt.sparse_coo/1"}
 COMPARE_BLOCK = 1 << 20

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...zstd_seekable import ENCODING_ID
+
 #: storage dtype → (ztviewer canonical dtype, width in bytes)
 STORAGE = {
     "f64": ("float64", 8), "f32": ("float32", 4), "f16": ("float16", 2), "bf16": ("bfloat16", 2),
@@ -42,7 +44,7 @@ LOGICAL = {t.name: t for t in (
 )}
 CANONICAL_TO_LOGICAL = {t.canonical: t.name for t in LOGICAL.values()}
 
-SEEKABLE = "zt.zstd-seekable/1"
+SEEKABLE = ENCODING_ID
 ENCODINGS = frozenset({SEEKABLE})
 DIGEST_ALGORITHMS = ("xxh3", "sha256")
 _DIGEST_RE = {"xxh3": re.compile(r"[0-9a-f]{16}"), "sha256": re.compile(r"[0-9a-f]{64}")}
