@@ -29,7 +29,7 @@ from PySide6.QtCore import QSettings
 app = create_application()
 window = MainWindow(settings=QSettings(sys.argv[2], QSettings.Format.IniFormat))
 window.show()
-window.open_path(sys.argv[1])
+window.opener.open_path(sys.argv[1])
 while window.view_for(sys.argv[1]) is None:
     app.processEvents()
 view = window.view_for(sys.argv[1])

@@ -131,7 +131,7 @@ class Shooter:
             self.app.processEvents()
 
     def open(self, path: str):
-        self.window.open_path(path)
+        self.window.opener.open_path(path)
         self.wait(lambda: self.window.view_for(path) is not None)
         self.pump()
         return self.window.view_for(path)
@@ -189,7 +189,7 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
 
     s.close_all()
     w.set_grouped(False)
-    view = w.show_file(sparse_big_file(work / "shard-00001-of-00004.zt"))
+    view = w.opener.show_file(sparse_big_file(work / "shard-00001-of-00004.zt"))
     view.select_item(view.tensor_file.tensors[2])
     task = w.verify()
     seen: list[int] = []
@@ -312,7 +312,7 @@ def shoot_polish(s: Shooter, corpus: Path, checkpoint: str) -> None:
     s.close_all()
     w.resize(1280, 800)
     s.pump()
-    w.apply_default_dock_sizes()            # as a window opened at this size lays itself out
+    w.dock_layout.apply_default_sizes()            # as a window opened at this size lays itself out
     view = s.open(checkpoint)
     w.set_grouped(False)
     view.select_item(view.tensor_file.tensor("model.layers.2.self_attn.q_proj.weight"))
@@ -321,7 +321,7 @@ def shoot_polish(s: Shooter, corpus: Path, checkpoint: str) -> None:
     s.close_all()
     w.resize(WIDTH, HEIGHT)
     s.pump()
-    w.apply_default_dock_sizes()
+    w.dock_layout.apply_default_sizes()
 
 
 def fine_tuned(checkpoint: str, path: Path) -> str:
@@ -355,7 +355,7 @@ def shoot_compare(s: Shooter, checkpoint: str, work: Path) -> None:
     from ztviewer.gui.compare.pairs_model import FIRST_METRIC
 
     w = s.window
-    view = w.compare_paths(checkpoint, fine_tuned(checkpoint, work / "tiny-llama-tuned.safetensors"))
+    view = w.opener.compare_paths(checkpoint, fine_tuned(checkpoint, work / "tiny-llama-tuned.safetensors"))
     s.wait(lambda: view.session.state == "done")
     view.tree_b.sortByColumn(FIRST_METRIC, Qt.SortOrder.DescendingOrder)     # largest max |Δ| first
     view.select_name("model.layers.1.self_attn.q_proj.weight")
@@ -379,7 +379,7 @@ def shoot_v2(s: Shooter, work: Path) -> None:
     view.tree.expandAll()
     view.select_item(None)
     s.save("13-zt-v2-file.png")
-    dialog = w.show_generations()
+    dialog = w.opener.show_generations()
     dialog.table.setCurrentItem(dialog.table.topLevelItem(2))
     s.pump(0.3)
     dialog.grab().save(str(s.out / "14-zt-v2-generations-dialog.png"))

@@ -142,7 +142,7 @@ def main() -> None:
     window.resize(1280, 800)
     window.show()
     path = str(checkpoint(work / "model.zt"))
-    window.open_path(path)
+    window.opener.open_path(path)
     end = time.monotonic() + 20
     while window.view_for(path) is None and time.monotonic() < end:
         app.processEvents()

@@ -156,11 +156,11 @@ def test_opening_several_files_shows_the_one_opened_last(qtbot, window, tmp_path
     small = build_file(tmp_path / "small.zt", [Spec("a", parts={"data": float_bytes(8)})])
     big.close()
     small.close()
-    window.open_paths([str(tmp_path / "big.zt"), str(tmp_path / "small.zt")])
+    window.opener.open_paths([str(tmp_path / "big.zt"), str(tmp_path / "small.zt")])
     qtbot.waitUntil(lambda: window.view_for(str(tmp_path / "big.zt")) is not None
                     and window.view_for(str(tmp_path / "small.zt")) is not None, timeout=20_000)
     assert window.current_view() is window.view_for(str(tmp_path / "small.zt"))
-    window.open_paths([str(tmp_path / "big.zt")])
+    window.opener.open_paths([str(tmp_path / "big.zt")])
     assert window.current_view() is window.view_for(str(tmp_path / "big.zt"))
 
 

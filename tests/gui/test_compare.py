@@ -211,16 +211,16 @@ def test_window_compare_tab_and_drop(qtbot, checkpoints, tmp_path):
     dialog.edits["A"].setText(str(a))
     dialog.edits["B"].setText(str(b))
     dialog.accept()
-    qtbot.waitUntil(lambda: window.compare_views() and window.compare_views()[0].session.state == "done",
+    qtbot.waitUntil(lambda: window.opener.compare_views() and window.opener.compare_views()[0].session.state == "done",
                     timeout=20_000)
     assert window.tabs.tabText(window.tabs.currentIndex()) == "a.zt ⇄ b.safetensors"
     drop(window, [b, a])
-    qtbot.waitUntil(lambda: len(window.compare_views()) == 2, timeout=5000)
-    second = window.compare_views()[1]
+    qtbot.waitUntil(lambda: len(window.opener.compare_views()) == 2, timeout=5000)
+    second = window.opener.compare_views()[1]
     assert second.session.path_a == os.path.abspath(b)
     qtbot.waitUntil(lambda: second.session.state == "done", timeout=20_000)
     window.close_tab(window.tabs.indexOf(second))
-    assert len(window.compare_views()) == 1
+    assert len(window.opener.compare_views()) == 1
     window.close()
 
 

@@ -95,9 +95,9 @@ def test_reopening_a_file_still_parsing_keeps_one_tab(qtbot, window, tmp_path, s
     weights = sample_safetensors(tmp_path)
     other = tmp_path / "other.safetensors"
     other.write_bytes(Path(weights).read_bytes())
-    assert window.open_path(str(weights)) is not None
-    window.open_path(str(other))
-    assert window.open_path(str(weights)) is None           # still parsing: its tab comes to the front
+    assert window.opener.open_path(str(weights)) is not None
+    window.opener.open_path(str(other))
+    assert window.opener.open_path(str(weights)) is None           # still parsing: its tab comes to the front
     assert window.tabs.count() == 2
     assert window.tabs.currentIndex() == 0
     slow_parse.set()

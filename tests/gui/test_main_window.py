@@ -12,7 +12,8 @@ from tests.gui.synthetic_files import sample_safetensors
 from tests.gui.window_helpers import open_in_window
 from ztviewer.gui.dialogs.goto_offset import GoToOffsetDialog, parse_offset
 from ztviewer.gui.file_view import FileView
-from ztviewer.gui.main_window import OPEN_FILTERS, MainWindow
+from ztviewer.gui.main_window import MainWindow
+from ztviewer.gui.tab_opener import OPEN_FILTERS
 
 
 @pytest.fixture
@@ -55,7 +56,7 @@ def test_opening_an_open_file_again_switches_to_its_tab(qtbot, window, weights, 
     first = open_in_window(qtbot, window, weights)
     open_in_window(qtbot, window, other)
     assert window.tabs.count() == 2 and window.current_view() is not first
-    assert window.open_path(weights) is None
+    assert window.opener.open_path(weights) is None
     assert window.tabs.count() == 2 and window.current_view() is first
 
 
@@ -125,7 +126,7 @@ def test_ctrl_w_closes_and_ctrl_f_focuses_the_filter(qtbot, window, weights):
 
 
 def test_a_missing_file_is_a_message_not_a_traceback(qtbot, window, tmp_path):
-    window.open_path(str(tmp_path / "gone.zt"))
+    window.opener.open_path(str(tmp_path / "gone.zt"))
     qtbot.waitUntil(lambda: bool(window.last_error), timeout=10_000)
     assert "gone.zt" in window.last_error and "Traceback" not in window.last_error
     assert window.tabs.count() == 0
@@ -201,7 +202,7 @@ def test_python_dash_m_entry_point_runs_the_cli():
 
 
 def test_closing_a_tab_while_its_file_is_still_opening(qtbot, window, weights):
-    task = window.open_path(weights)
+    task = window.opener.open_path(weights)
     window.close_current()                # before the worker's result is delivered
     assert task.wait(10)
     qtbot.wait(50)
@@ -217,7 +218,7 @@ def test_closing_the_window_stops_a_running_verification(qtbot, settings, tmp_pa
     win = MainWindow(settings=settings)
     qtbot.addWidget(win)
     win.show()
-    win.show_file(OpenedFile(tf))
+    win.opener.show_file(OpenedFile(tf))
     task = win.verify()
     assert task is not None
     win.close()

@@ -15,7 +15,7 @@ def test_the_dialog_lists_every_generation_and_opens_an_earlier_one_read_only(qt
     path = with_generations(tmp_path / "gen.zt")
     view = open_in_window(qtbot, window, path)
     assert window.actions_.generations.isEnabled()
-    dialog = window.show_generations()
+    dialog = window.opener.show_generations()
     table = dialog.table
     assert table.topLevelItemCount() == 3
     assert [table.topLevelItem(i).text(0) for i in range(3)] == ["3", "2", "1"]
@@ -43,7 +43,7 @@ def test_the_dialog_lists_every_generation_and_opens_an_earlier_one_read_only(qt
     assert bytes(tf.source.view(a.offset, a.length)) == bytes(view.tensor_file.source.view(a.offset, a.length))
     # asking again brings the same tab to the front
     window.tabs.setCurrentWidget(view)
-    assert window.open_generation(str(path), dialog.rows[2]) is None and window.current_view() is old
+    assert window.opener.open_generation(str(path), dialog.rows[2]) is None and window.current_view() is old
     window.close_tab(window.tabs.indexOf(old))
     assert view.tensor_file.source.read(0, 8) == b"\x89ZT2\r\n\x1a\n"    # the file's own tab is unaffected
 
@@ -51,13 +51,13 @@ def test_the_dialog_lists_every_generation_and_opens_an_earlier_one_read_only(qt
 def test_generation_two_lists_the_one_before_it(qtbot, window, tmp_path):
     path = with_generations(tmp_path / "gen.zt")
     view = open_in_window(qtbot, window, path)
-    dialog = window.show_generations()
+    dialog = window.opener.show_generations()
     dialog.table.setCurrentItem(dialog.table.topLevelItem(1))
     dialog._open()
     qtbot.waitUntil(lambda: window.generation_view(str(path), 2) is not None, timeout=10_000)
     old = window.generation_view(str(path), 2)
     assert [t.name for t in old.tensor_file.tensors] == ["a", "b"]
-    again = window.show_generations()
+    again = window.opener.show_generations()
     assert [again.table.topLevelItem(i).text(0) for i in range(again.table.topLevelItemCount())] == ["2", "1"]
     assert again.table.topLevelItem(0).text(1) == "shown"
     kinds = [s.kind for s in old.layout_map.segments]
@@ -72,13 +72,13 @@ def test_generation_two_lists_the_one_before_it(qtbot, window, tmp_path):
 def test_a_file_with_one_generation_lists_it_alone(qtbot, window, tmp_path):
     path = tied_and_seekable(tmp_path / "one.zt")
     open_in_window(qtbot, window, path)
-    dialog = window.show_generations()
+    dialog = window.opener.show_generations()
     assert dialog.table.topLevelItemCount() == 1 and not dialog.open_button.isEnabled()
 
 
 def test_other_formats_have_no_generations(qtbot, window, sample_file):
     open_in_window(qtbot, window, sample_file.path)
-    assert not window.actions_.generations.isEnabled() and window.show_generations() is None
+    assert not window.actions_.generations.isEnabled() and window.opener.show_generations() is None
 
 
 def test_open_generation_refuses_an_offset_that_ends_no_generation(tmp_path):
@@ -98,7 +98,7 @@ def test_reload_after_a_change_on_disk_reads_the_same_earlier_generation(qtbot, 
     window.editing.ask_unsaved = lambda view: "discard"
     path = with_generations(tmp_path / "gen.zt")
     view = open_in_window(qtbot, window, path)
-    dialog = window.show_generations()
+    dialog = window.opener.show_generations()
     dialog.table.setCurrentItem(dialog.table.topLevelItem(1))
     dialog._open()
     qtbot.waitUntil(lambda: window.generation_view(str(path), 2) is not None, timeout=10_000)

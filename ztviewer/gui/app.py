@@ -55,16 +55,16 @@ def main(files: list[str] | None = None, new_instance: bool = False,
     app.installEventFilter(file_events)
     file_events.files_requested.connect(lambda paths: bring_forward(window, paths))
     window.show()
-    window.open_paths(files)
+    window.opener.open_paths(files)
     if compare:
-        window.compare_paths(*compare)
+        window.opener.compare_paths(*compare)
     if os.environ.get("ZTVIEWER_SMOKE_TEST"):
         report_when_opened(window, app)
     return app.exec()
 
 
 def bring_forward(window, paths: list[str]) -> None:
-    window.open_paths(paths)
+    window.opener.open_paths(paths)
     if window.isMinimized():
         window.showNormal()
     if QApplication.platformName() != "offscreen":  # headless platforms cannot raise windows
@@ -83,7 +83,7 @@ def report_when_opened(window, app: QApplication, timeout_ms: int = 30_000) -> N
     timer = QTimer(window)
 
     def poll() -> None:
-        done = not window._opening
+        done = not window.opener.opening
         if done or clock.elapsed() > timeout_ms:
             timer.stop()
             shown = window.windowTitle().replace("[*]", "*" if window.isWindowModified() else "")

@@ -18,7 +18,6 @@ from ztviewer.codec.errors import CodecError
 
 if TYPE_CHECKING:
     from ztviewer.session.edit_session import EditStep
-    from ztviewer.workers.tasks import OpenedFile
 
     from .file_view import FileView
     from .main_window import MainWindow
@@ -85,13 +84,9 @@ class DiskWatcher(QObject):
         """Read the file again in the same tab, then apply the edits that were in effect."""
         session = getattr(view, "edit_session", None)
         steps = session.edits.applied_steps() if session is not None else ()
-        self.window.start_open(view.tensor_file.path, view, lambda opened: self._reloaded(view, opened, steps),
-                               self.window.reader_for(view))
+        self.window.opener.reload(view, lambda new: self._reloaded(new, steps))
 
-    def _reloaded(self, old: FileView, opened: OpenedFile, steps: tuple[EditStep, ...]) -> None:
-        at = self.window.tabs.indexOf(old)
-        self.window.replace_view(old, opened)
-        view = self.window.tabs.widget(at)
+    def _reloaded(self, view: FileView, steps: tuple[EditStep, ...]) -> None:
         session = getattr(view, "edit_session", None)
         if session is None or not steps:
             return
@@ -104,5 +99,5 @@ class DiskWatcher(QObject):
         if refused:
             self.window.show_error("Some edits could not be applied again", "\n".join(refused))
         else:
-            self.window.statusBar().showMessage(f"Reloaded {opened.tensor_file.path}; {len(steps)} unsaved "
+            self.window.statusBar().showMessage(f"Reloaded {view.tensor_file.path}; {len(steps)} unsaved "
                                                 f"edit(s) applied again", 8000)

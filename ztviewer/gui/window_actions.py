@@ -46,9 +46,9 @@ class WindowActions:
             act.triggered.connect(slot)
             return act
 
-        self.open = action("&Open…", w.show_open_dialog, QKeySequence.StandardKey.Open, SP.SP_DialogOpenButton,
+        self.open = action("&Open…", w.opener.show_open_dialog, QKeySequence.StandardKey.Open, SP.SP_DialogOpenButton,
                            "Open tensor files")
-        self.compare = action("Com&pare…", w.show_compare_dialog, "Ctrl+Shift+D", None,
+        self.compare = action("Com&pare…", w.opener.show_compare_dialog, "Ctrl+Shift+D", None,
                               "Compare two files or sets: what changed, by how much, and where")
         self.reload = action("&Reload", w.reload_current, QKeySequence.StandardKey.Refresh, SP.SP_BrowserReload,
                              "Read the current file again from disk")
@@ -71,7 +71,7 @@ class WindowActions:
                                  "(like ztviewer check); problems go to the Problems panel")
         self.cancel_verify = action("&Cancel Verification", w.cancel_verify, None, SP.SP_DialogCancelButton,
                                     "Stop the running verification or check")
-        self.generations = action("&Generations…", w.show_generations, None, None,
+        self.generations = action("&Generations…", w.opener.show_generations, None, None,
                                   "The append generations of a zTensor v2 file; open an earlier one read-only")
         # the menu shows the first binding: a readable one, not the platform's "Ctrl+Shift+Backtab"
         self.next_tab = action("Next File", lambda: w.cycle_tab(1), ["Ctrl+PgDown", QKeySequence.StandardKey.NextChild])

@@ -113,11 +113,11 @@ class SaveFlow(QObject):
     def _reopen(self, view: FileView, path: str, message: str = "") -> None:
         """Show the saved file in the tab that held the edited one."""
         def replace(opened: OpenedFile) -> None:
-            self.window.replace_view(view, opened)
+            self.window.opener.replace_view(view, opened)
             self.window.statusBar().showMessage(f"{message}; reopened" if message else f"Saved and reopened {path}",
                                                 10000)
 
-        self.window.start_open(path, view, replace)
+        self.window.opener.start_open(path, view, replace)
 
 
 def saved_message(result: SaveResult) -> str:
