@@ -1,13 +1,12 @@
 """Opening a file pays only for what the first window shows (issue 4: start-up to a visible tree)."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import numpy as np
 
-from benchmarks.bench_app import START_UP_SCRIPT
+from benchmarks.bench_app import START_UP_SCRIPT, child_env
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec.arrays import save_arrays
 
@@ -17,9 +16,9 @@ DEFERRED = ("pyqtgraph", "ztviewer.gui.views.inspect", "ztviewer.codec.writers",
 def test_the_first_window_imports_no_plots_writers_or_editors(tmp_path):
     path = tmp_path / "small.zt"
     save_arrays(path, {"a": np.zeros(4, np.float32)})
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ZTVIEWER_NEW_INSTANCE="1")
-    done = subprocess.run([sys.executable, "-c", START_UP_SCRIPT, str(path), str(tmp_path / "s.ini"), "--modules"],
-                          capture_output=True, text=True, env=env, timeout=120, check=True)
+    done = subprocess.run([sys.executable, "-c", START_UP_SCRIPT, str(path), "1", str(tmp_path), "--modules"],
+                          capture_output=True, text=True, env=child_env(tmp_path), timeout=120, check=True)
+    assert done.stdout.startswith("READY")
     loaded = done.stdout.split("MODULES", 1)[1].split()
     assert [m for m in loaded if m.startswith(DEFERRED)] == []
 
