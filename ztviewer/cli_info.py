@@ -1,6 +1,7 @@
 """``info``: a file's tensors, components, attributes and problems, as text or JSON, streamed tensor by tensor.
 
-Nothing here holds the whole description of a file: a million-tensor file is written as it is walked, so
+Nothing here holds the whole description of a file: a million-tensor file is written as it is walked, and
+the tensors a lazy table builds for it are not kept (:func:`~ztviewer.codec.tensor_table.transient_slice`), so
 the output costs about what listing the model costs. Every name, key and value a file holds goes through
 :func:`~ztviewer.codec.text.printable` / :func:`~ztviewer.codec.text.value_text` before it reaches a
 terminal, and through :func:`~ztviewer.codec.text.json_safe` into JSON (valid, UTF-8 encodable, no raw
@@ -19,6 +20,7 @@ from typing import IO, Any
 from .codec.decode import per_file_budget
 from .codec.huge_int import HugeInt
 from .codec.model import Problem, Tensor, TensorFile
+from .codec.tensor_table import transient_slice
 from .codec.text import json_safe, printable, value_text
 
 _BATCH = 2000  # tensors per write
@@ -147,7 +149,7 @@ def _write_json(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
 def _batches(tf: TensorFile, with_hash: bool) -> Iterator[tuple[bool, list[dict[str, Any]]]]:
     tensors = tf.tensors
     for start in range(0, len(tensors), _BATCH):
-        yield start == 0, [tensor_entry(tf, t, with_hash) for t in tensors[start:start + _BATCH]]
+        yield start == 0, [tensor_entry(tf, t, with_hash) for t in transient_slice(tensors, start, start + _BATCH)]
 
 
 def format_size(n: int) -> str:
@@ -198,7 +200,7 @@ def _write_text(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     problems = list(tf.problems)
     for start in range(0, len(tf.tensors), _BATCH):
         lines = []
-        for t in tf.tensors[start:start + _BATCH]:
+        for t in transient_slice(tf.tensors, start, start + _BATCH):
             lines += _tensor_lines(tf, t, with_hash)
             if t._problems:
                 problems += t._problems

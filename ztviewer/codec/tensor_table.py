@@ -2,16 +2,20 @@
 
 Readers check the plain dense entries of a large manifest column by column (C-level ``map``/``set`` passes and list
 comparisons instead of Python code per entry) and keep what they found as columns: names, canonical dtypes, shapes,
-offsets and lengths (plain lists of ints, shared with the decoded manifest where possible). A :class:`TensorTable`
-holds them and reads like the list of tensors it stands for (indexing, iteration, ``len``, equality with a list); an
-entry becomes a :func:`dense_tensor` only when it is accessed, and is then kept, so the same object comes back every
-time. Listing names (:attr:`TensorTable.names`), checking the layout (:meth:`TensorTable.plain_spans`) and looking
-for problems (:meth:`TensorTable.built`) touch no tensor. The first change to the sequence itself (``append``,
-``del``, assignment) turns the table into a plain list inside; it then behaves exactly as one.
+offsets and lengths (plain lists of ints shared with the decoded manifest, or compact ``uint64`` arrays). A
+:class:`TensorTable` holds them and reads like the list of tensors it stands for (indexing, iteration, ``len``,
+equality with a list); an entry becomes a :func:`dense_tensor` only when it is accessed, and is then kept, so the
+same object comes back every time. Listing names (:attr:`TensorTable.names`), checking the layout
+(:meth:`TensorTable.plain_spans`) and looking for problems (:meth:`TensorTable.built`) touch no tensor; a listing
+written out walks the table with :func:`transient_slice`, which builds what it shows without keeping it. The first
+change to the sequence itself (``append``, ``del``, assignment) turns the table into a plain list inside; it then
+behaves exactly as one.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, MutableSequence, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, overload
 
 import numpy as np
@@ -23,6 +27,12 @@ Shard = tuple[Any, Any]
 #: ``(component dtype, component extra)`` of a part stored in another dtype than the tensor's (zTensor v2: the
 #: storage dtype of a logical type); the extra dict may be shared, :func:`dense_tensor` copies it.
 Stored = tuple[str, dict[str, Any]]
+_first, _second = itemgetter(0), itemgetter(1)
+
+
+def _ints(column: Sequence[int] | np.ndarray) -> list[int]:
+    """A column of byte positions as Python ints (numpy columns hold them as ``uint64``)."""
+    return column.tolist() if isinstance(column, np.ndarray) else column  # type: ignore[return-value]
 
 
 class TensorTable(MutableSequence[Tensor]):
@@ -53,9 +63,10 @@ class TensorTable(MutableSequence[Tensor]):
         "stored",
     )
 
-    def __init__(self, names: list[str], dtypes: list[str], shapes: Sequence[Sequence[int]], offsets: list[int],
-                 lengths: list[int], base: int = 0, first_index: int = 0, shard: Shard | None = None,
-                 spelling: str | None = None, *, digests: Sequence[str | None] | None = None,
+    def __init__(self, names: list[str], dtypes: list[str], shapes: Sequence[Sequence[int]],
+                 offsets: list[int] | np.ndarray, lengths: list[int] | np.ndarray, base: int = 0,
+                 first_index: int = 0, shard: Shard | None = None, spelling: str | None = None, *,
+                 digests: Sequence[str | None] | None = None,
                  stored: Sequence[Stored] | None = None, decoded: bool = False) -> None:
         self.names = names
         self.dtypes = dtypes
@@ -76,14 +87,7 @@ class TensorTable(MutableSequence[Tensor]):
         self._spans: tuple[np.ndarray, np.ndarray] | None = None
 
     def _build(self, i: int) -> Tensor:
-        name, source = (None, None) if self.shard is None else self.shard
-        length = self.lengths[i]
-        stored_dtype, stored_extra = (None, None) if self.stored is None else self.stored[i]
-        tensor = dense_tensor(self.names[i], self.dtypes[i], tuple(self.shapes[i]), self.first_index + i,
-                              self.base + self.offsets[i], length, "raw",
-                              None if self.digests is None else self.digests[i], length if self.decoded else None,
-                              self.spelling, None, stored_dtype, stored_extra, name, source,
-                              None if name is None else i)
+        tensor = self._tensors(i, i + 1)[0]
         self._made[i] = tensor
         self._built += 1
         self._positions[id(tensor)] = i
@@ -96,7 +100,7 @@ class TensorTable(MutableSequence[Tensor]):
         made = self._made
         missing = len(made) - self._built
         if missing == len(made):
-            made[:] = self._build_all()
+            made[:] = self._tensors(0, len(made))
             self._built = len(made)
             self._positions = dict(zip(map(id, made), range(len(made))))
         elif missing:
@@ -105,33 +109,36 @@ class TensorTable(MutableSequence[Tensor]):
                     self._build(i)
         return made  # type: ignore[return-value]  # no None left
 
-    def _build_all(self) -> list[Tensor]:
-        first, base, spelling, shard = self.first_index, self.base, self.spelling, self.shard
-        offsets = self.offsets if not base else [base + offset for offset in self.offsets]
-        indices = range(first, first + len(self.names))
-        shapes = map(tuple, self.shapes)
-        if self.digests is not None or self.stored is not None or self.decoded:
-            return self._build_all_parts(indices, offsets)
-        if shard is None and spelling is None:
-            return list(map(dense_tensor, self.names, self.dtypes, shapes, indices, offsets, self.lengths))
-        name, source = shard if shard is not None else (None, None)
-        return [dense_tensor(tensor_name, dtype, shape, index, offset, length, "raw", None, None, spelling,
-                             None, None, None, name, source, None if shard is None else i)
-                for i, (tensor_name, dtype, shape, index, offset, length)
-                in enumerate(zip(self.names, self.dtypes, shapes, indices, offsets, self.lengths))]
-
-    def _build_all_parts(self, indices: range, offsets: list[int]) -> list[Tensor]:
-        """:meth:`_build_all` with the optional part columns (the same per-entry call as :meth:`_build`)."""
-        count = len(self.names)
-        digests = self.digests if self.digests is not None else [None] * count
-        stored = self.stored if self.stored is not None else [(None, None)] * count
-        decoded = self.lengths if self.decoded else [None] * count
+    def _tensors(self, start: int, stop: int) -> list[Tensor]:
+        """New tensors for the entries ``start:stop`` from the columns (nothing is kept)."""
+        count = stop - start
+        offsets = _ints(self.offsets[start:stop])
+        if self.base:
+            offsets = [self.base + offset for offset in offsets]
+        lengths = _ints(self.lengths[start:stop])
+        stored = self.stored[start:stop] if self.stored is not None else None
         shard_name, source = (None, None) if self.shard is None else self.shard
-        return [dense_tensor(name, dtype, tuple(shape), index, offset, length, "raw", digest, uncompressed,
-                             self.spelling, None, stored_dtype, stored_extra, shard_name, source,
-                             None if shard_name is None else index - self.first_index)
-                for name, dtype, shape, index, offset, length, digest, uncompressed, (stored_dtype, stored_extra)
-                in zip(self.names, self.dtypes, self.shapes, indices, offsets, self.lengths, digests, decoded, stored)]
+        return list(map(dense_tensor, self.names[start:stop], self.dtypes[start:stop],
+                        map(tuple, self.shapes[start:stop]), range(self.first_index + start, self.first_index + stop),
+                        offsets, lengths, repeat("raw", count),
+                        repeat(None, count) if self.digests is None else self.digests[start:stop],
+                        lengths if self.decoded else repeat(None, count), repeat(self.spelling, count),
+                        repeat(None, count), repeat(None, count) if stored is None else map(_first, stored),
+                        repeat(None, count) if stored is None else map(_second, stored), repeat(shard_name, count),
+                        repeat(source, count), range(start, stop) if shard_name is not None else repeat(None, count)))
+
+    def transient(self, start: int, stop: int) -> list[Tensor]:
+        """The tensors at ``start:stop`` for a look that keeps none of them (a listing written out): the ones
+        built so far as they are, the others new and not kept, so the table does not grow."""
+        if self._list is not None:
+            return self._list[start:stop]
+        start, stop, _ = slice(start, stop).indices(len(self._made))
+        fresh = self._tensors(start, stop)
+        if self._built:
+            made = self._made
+            fresh = [fresh[i] if made[p] is None else made[p]  # type: ignore[misc]
+                     for i, p in enumerate(range(start, stop))]
+        return fresh
 
     def _as_list(self) -> list[Tensor]:
         """The plain list this table becomes when the sequence itself changes."""
@@ -261,11 +268,13 @@ class TensorTable(MutableSequence[Tensor]):
             return sum(self._list[p].stored_nbytes for p in positions)
         made, lengths = self._made, self.lengths
         if not self._built:
+            if isinstance(lengths, np.ndarray):
+                return int(lengths[np.fromiter(positions, dtype=np.intp)].sum(dtype=np.uint64))
             return sum(map(lengths.__getitem__, positions))
         total = 0
         for p in positions:
             built = made[p]
-            total += lengths[p] if built is None else built.stored_nbytes
+            total += int(lengths[p]) if built is None else built.stored_nbytes
         return total
 
     def plain_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -277,8 +286,8 @@ class TensorTable(MutableSequence[Tensor]):
         if self._built and any(t is not None and t._components is not None for t in made):
             return None
         if self._spans is None:
-            self._spans = (np.array(self.offsets, dtype=np.uint64) + np.uint64(self.base),
-                           np.array(self.lengths, dtype=np.uint64))
+            self._spans = (np.asarray(self.offsets, dtype=np.uint64) + np.uint64(self.base),
+                           np.asarray(self.lengths, dtype=np.uint64))
         return self._spans
 
     # ---------------------------------------------------------------------------------- changing
@@ -307,6 +316,14 @@ def tensor_names(tensors: Sequence[Tensor]) -> list[str]:
     if isinstance(tensors, TensorTable):
         return tensors.tensor_names()
     return [t.name for t in tensors]
+
+
+def transient_slice(tensors: Sequence[Tensor], start: int, stop: int) -> Sequence[Tensor]:
+    """``tensors[start:stop]`` for a look that keeps none of them: a :class:`TensorTable` builds the ones it
+    has not built yet without keeping them (a million-tensor listing written out stays small)."""
+    if isinstance(tensors, TensorTable):
+        return tensors.transient(start, stop)
+    return tensors[start:stop]
 
 
 def tensor_positions(tensors: Sequence[Tensor]) -> Mapping[int, int]:

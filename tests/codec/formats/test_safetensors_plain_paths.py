@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ztviewer.codec.formats import safetensors as st_reader
+from ztviewer.codec.formats import safetensors_columns as st_columns
 from ztviewer.codec.formats.safetensors_tensors import DTYPE_INFO
 from ztviewer.codec.model import Tensor
 from ztviewer.codec.multifile import fast_headers
@@ -259,9 +260,32 @@ def _st_pairs(draw: Any, json_only: bool = False, noisy: bool | None = None) -> 
 
 
 @settings(max_examples=400, deadline=None)
-@given(_st_text(), st.booleans())
-def test_the_plain_path_reads_what_the_checked_path_reads(case, use_json):
-    _check_header(*case, use_json=use_json)
+@given(_st_text(), st.booleans(), st.sampled_from([1, 7, 40, st_columns.PIECE_BYTES]))
+def test_the_plain_path_reads_what_the_checked_path_reads(case, use_json, piece_bytes):
+    """Also with the header decoded in pieces cut after almost every ``},`` (inside names and metadata too)."""
+    saved = st_columns.PIECE_BYTES
+    st_columns.PIECE_BYTES = piece_bytes
+    try:
+        _check_header(*case, use_json=use_json)
+    finally:
+        st_columns.PIECE_BYTES = saved
+
+
+def test_a_header_read_in_pieces_is_the_header_read_whole(monkeypatch):
+    """Pieces cut after each entry, after a ``},`` inside a name (that piece does not decode: the checked path
+    reads the header) and with a key repeated in another piece (refused: the checked path reports it)."""
+    entries = [f'"t{i}":{{"dtype":"U8","shape":[1],"data_offsets":[{i},{i + 1}]}}' for i in range(5)]
+    whole = ("{" + ",".join(entries) + "}").encode()
+    monkeypatch.setattr(st_columns, "PIECE_BYTES", 1)
+    assert len(list(st_columns._pieces(whole))) == 5
+    assert _check_header(whole, 5)
+    odd_name = whole.replace(b'"t2"', b'"t},2"')
+    assert len(list(st_columns._pieces(odd_name))) == 6 and not _check_header(odd_name, 5)
+    repeated = whole.replace(b'"t3"', b'"t1"')
+    assert not _check_header(repeated, 5)
+    data = struct.pack("<Q", len(repeated)) + repeated + bytes(5)
+    checked = st_reader.read(Source.from_bytes(data, path="h.safetensors"))
+    assert any("appears again" in p.message for p in checked.all_problems())
 
 
 _A = b'{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}'

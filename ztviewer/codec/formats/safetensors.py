@@ -23,11 +23,10 @@ from ..format_handler import FormatHandler
 from ..huge_int import from_digits
 from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
 from ..source import Source
-from .safetensors_columns import plain_table
+from .safetensors_columns import METADATA_KEY, no_key_dropped, plain_header, plain_metadata
 from .safetensors_tensors import checked_tensors, fast_tensors, json_type
 
 MAX_HEADER = 100_000_000  # the reference reader's cap
-METADATA_KEY = "__metadata__"
 RULE_LENGTH = "0 < header length N <= min(100,000,000, file size - 8)"
 RULE_JSON = "the header is N bytes of UTF-8 JSON"
 RULE_START = "the header MUST begin with '{'"
@@ -37,8 +36,6 @@ MAX_METADATA_DEPTH = 64  # nesting kept of a non-string metadata value; deeper i
 _JSON_SPACE = " \t\n\r"
 _KEY = re.compile(r'("(?:[^"\\]|\\.)*")\s*:')  # a JSON string followed by ':' is an object key
 _first = itemgetter(0)
-_KEY_END = b'":'  # ends every key of a header with no whitespace before a colon
-_SPACE_COLON = (b" :", b"\t:", b"\n:", b"\r:")
 _ABSENT = object()
 
 
@@ -61,50 +58,35 @@ def _read_plain(source: Source, n: int) -> TensorFile | None:
     """The whole read of a header with nothing to report, or ``None``: the checked path then reads it.
 
     A plain header begins with ``{``, ends with ``}`` (then spaces), has no duplicate key at any level,
-    string-only ``__metadata__``, and entries the fast path accepts. Duplicates are ruled out exactly without
-    ``object_pairs_hook``, by counting: every key written is followed by its own ``:``, so the number of
-    ``:`` bytes is at least the number of keys written, which is at least the number of keys decoded (top
-    level, entries, metadata), with equality only when no key was dropped. Colons inside strings (dates
-    in metadata) break the equality; then ``":`` is counted instead, which is exact when no whitespace
-    byte precedes a ``:`` (a ``":`` inside a string is an escaped quote and only adds to the count).
+    string-only ``__metadata__``, and entries the plain path accepts (:func:`.safetensors_columns.plain_header`).
     """
     raw = source.read(8, n, "header")
     if raw[:1] != b"{" or raw[-64:].rstrip(b" ")[-1:] != b"}":  # more padding than that: checked path
         return None
     base = 8 + n
-    split = split_plain_header(raw)
-    if split is None:
+    plain = plain_header(raw, _loads, base, source.size - base)
+    if plain is None:
         return None
-    metadata, entries = split
-    tensors = plain_table(entries, base, source.size - base)
-    if tensors is None:
-        return None
+    metadata, tensors = plain
     return _tensor_file(source, n, metadata, tensors, [])
 
 
 def split_plain_header(text: bytes) -> tuple[dict[str, str], dict[str, Any]] | None:
     """``(metadata, tensor entries)`` of a header text that begins with ``{`` and ends with ``}`` (spaces may
-    follow), decoded into dicts, when no key was dropped as a duplicate (the colon count of
-    :func:`_read_plain`) and ``__metadata__``, if present, maps strings to strings; else ``None``."""
+    follow), decoded into dicts, when no key was dropped as a duplicate
+    (:func:`~.safetensors_columns.no_key_dropped`) and ``__metadata__``, if present, maps strings to strings;
+    else ``None``."""
     try:
         header = _loads(text)
         keys = len(header) + sum(map(len, header.values()))
     except (ValueError, TypeError, RecursionError):  # not JSON, or some value without keys
         return None
-    if not _no_key_dropped(text, keys):
+    if not no_key_dropped(text, keys):
         return None
     metadata = header.pop(METADATA_KEY, _ABSENT)
     if metadata is _ABSENT:
         return {}, header
-    if type(metadata) is not dict or not all(type(v) is str for v in metadata.values()):
-        return None
-    return metadata, header
-
-
-def _no_key_dropped(raw: bytes, keys: int) -> bool:
-    """Whether a JSON text whose decoding holds ``keys`` keys in all wrote no more: ``False`` also when a
-    colon sits where the count cannot tell (the checked path then sees every key)."""
-    return raw.count(b":") == keys or (raw.count(_KEY_END) == keys and not any(pair in raw for pair in _SPACE_COLON))
+    return (metadata, header) if plain_metadata(metadata) else None
 
 
 def _tensor_file(source: Source, n: int, metadata: dict[str, Any], tensors: MutableSequence[Tensor],

@@ -1,6 +1,6 @@
 """The tensor entries of a safetensors header: validation, byte-buffer coverage and model building.
 
-Two paths produce the same tensors. :func:`~.safetensors_columns.plain_table` (a header decoded into dicts,
+Two paths produce the same tensors. :func:`~.safetensors_columns.plain_header` (a header decoded into dicts,
 by orjson when installed) and :func:`fast_tensors` (decoded into tuples of pairs) do the fewest checks that
 prove the entries sound and give up (``None``) at the first one they cannot prove; :func:`checked_tensors`
 then walks every entry and says exactly what is wrong where. Files of the reference writer never leave the fast path,
