@@ -372,3 +372,18 @@ def test_tuple_fast_path_leaves_a_dimension_past_u64_to_the_checked_path():
     assert fast_tensors((("a", entry),), 8, 0) is None
     entry = (("dtype", "F32"), ("shape", [0, 2]), ("data_offsets", [0, 0]))
     assert fast_tensors((("a", entry),), 8, 0) is not None
+
+
+def test_the_positions_a_table_gives_stay_live_when_every_tensor_is_built_at_once(tmp_path):
+    """A tree holds ``positions()`` from the start; building all tensors in one pass (iterating, sorting) must
+    fill that mapping, not replace it, or the tree could not find a tensor built then."""
+    path = _zt_file(tmp_path / "many.zt", False)
+    tf = registry.open_file(path)
+    try:
+        table = tf.tensors
+        assert isinstance(table, TensorTable)
+        positions = table.positions()
+        tensors = list(table)
+        assert [positions[id(t)] for t in tensors] == list(range(len(tensors)))
+    finally:
+        tf.close()

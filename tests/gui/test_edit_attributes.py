@@ -151,7 +151,7 @@ def test_rename_and_delete_tensors_from_tree(qtbot, window, tmp_path):
     session.stack.undo()
     session.stack.undo()
     assert [t.name for t in session.doc.tensors] == ["a", "b"] and not window.isWindowModified()
-    assert index.data() == "b" and not view.tree_model.edit_overlay.state
+    assert index.data() == "b" and not view.session.tree.pending.state
 
 
 def test_tree_shortcuts_f2_and_del(qtbot, window, tmp_path):

@@ -76,15 +76,3 @@ def test_grouped_filter_expands_matching_groups(file_view, sample_file):
     set_filter(file_view, "")
     assert file_view.tree.isExpanded(view_index(file_view, tensor).parent())
 
-
-def test_the_filter_forgets_group_matches_when_the_tree_is_regrouped(qtbot):
-    from ztviewer.codec.model import TensorFile
-    from ztviewer.gui.models.tensor_tree import TensorTreeModel
-    from ztviewer.gui.models.tree_proxy import TensorFilterProxy
-
-    proxy, model = TensorFilterProxy(), TensorTreeModel(TensorFile("x", "zt"))
-    proxy.setSourceModel(model)
-    proxy._group_hits[5] = True
-    model.beginResetModel()
-    model.endResetModel()
-    assert proxy._group_hits == {}

@@ -102,7 +102,7 @@ class TensorTable(MutableSequence[Tensor]):
         if missing == len(made):
             made[:] = self._tensors(0, len(made))
             self._built = len(made)
-            self._positions = dict(zip(map(id, made), range(len(made))))
+            self._positions.update(zip(map(id, made), range(len(made))))   # in place: positions() is live
         elif missing:
             for i, tensor in enumerate(made):
                 if tensor is None:

@@ -329,9 +329,8 @@ class FileView(QWidget):
         self._show_matches()
 
     def _refilter(self) -> None:
-        """Pending renames changed the names the tree shows: match the filter against the new names."""
+        """Pending renames changed the names the tree shows (the session's filter matched them again)."""
         if self.proxy.filters_with(self.proxy.pattern):
-            self.proxy.refilter()
             self._show_matches()
 
     def _show_matches(self) -> None:

@@ -89,6 +89,13 @@ class EditSession:
             return original.name
         return next((t.name for t in self.doc.tensors if t.original is original), None)
 
+    def current_names(self) -> list[tuple[Tensor, str]] | None:
+        """``(original tensor, current name)`` of every tensor not deleted, in order; ``None`` while nothing was
+        edited (the document is not built, every tensor has its own name)."""
+        if self._doc is None:
+            return None
+        return [(t.original, t.name) for t in self._doc.tensors]
+
     # -- editing ---------------------------------------------------------------------------------------------
     def applied_steps(self) -> tuple[EditStep, ...]:
         """The steps in effect now (undone ones excluded), oldest first: what a reload re-applies."""

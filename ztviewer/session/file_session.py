@@ -22,6 +22,7 @@ from .events import Event
 from .file_layout import FileLayout, Segment, build_layout, stored_here
 from .selection import Item, Selection, byte_range_of
 from .tree_nodes import TensorGroup
+from .tree_state import TreeState
 
 if TYPE_CHECKING:
     from .decode_cache import DecodedCache
@@ -50,7 +51,8 @@ class FileSession:
         budget; :meth:`close` drops this file's entries.
 
     ``dims`` is the plane state of the inspect view (displayed axes, slice indices); ``edits`` the unsaved edits
-    and their undo history (None for a file that could not be read).
+    and their undo history (None for a file that could not be read); ``tree`` the tensor tree's order, grouping,
+    filter and marks.
 
     Events: ``selection_changed(Selection)``, ``shown_changed(ShownBytes)`` (another shard's bytes are shown),
     ``digests_changed(list[(Tensor, role, DigestState)])``, ``message(str)`` (for a status line).
@@ -68,6 +70,7 @@ class FileSession:
         self._cache = cache
         self._shard_layouts: dict[int, FileLayout] = {}
         self._by_name: dict[str, Tensor] | None = None
+        self._tree: TreeState | None = None
         self.selection_changed: Event[Selection] = Event("selection_changed")
         self.shown_changed: Event[ShownBytes] = Event("shown_changed")
         self.digests_changed: Event[list[tuple[Tensor, str, DigestState]]] = Event("digests_changed")
@@ -91,6 +94,15 @@ class FileSession:
     def shown_source(self) -> Source | None:
         """The source whose bytes are shown (without building a layout)."""
         return self._shown.source if self._shown is not None else self.tensor_file.source
+
+    @property
+    def tree(self) -> TreeState:
+        """The tensor tree's rows, order, grouping, filter and marks (built on first use: a file opened only to
+        be listed from a script needs none)."""
+        if self._tree is None:
+            self._tree = TreeState(self.tensor_file, self.digests, self.edits)
+            self.digests_changed.connect(self._tree.on_digests_changed)
+        return self._tree
 
     @property
     def cache(self) -> DecodedCache:

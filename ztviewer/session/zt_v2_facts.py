@@ -85,6 +85,12 @@ def shared_note(component: Component) -> str | None:
     return f"blob shared with {', '.join(owners)}" if owners else None
 
 
+def has_shared_part(tensor: Tensor) -> bool:
+    """Whether a part of the tensor shares its blob with other parts (:func:`tensor_shared_note` without text)."""
+    components = tensor._components    # a plain tensor the reader found shared has its component built already
+    return components is not None and any(c.shared_with for c in components.values())
+
+
 def tensor_shared_note(tensor: Tensor) -> str | None:
     """The shared-blob notes of a tensor's parts (``None`` when none is shared); deferred components of plain
     tensors are not built (a plain tensor the reader found shared has its component built already)."""

@@ -17,6 +17,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import QTreeView
 
+from ztviewer.session.tree_filter import filters_with
+
 from .tensor_tree import TensorTreeModel
 from .tree_proxy import TensorFilterProxy
 
@@ -24,8 +26,9 @@ _SELECT_ROWS = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelection
 
 
 class FilterSwitch:
-    """Puts ``proxy`` between ``tree`` and ``model`` while a filter pattern is set. ``on_current_changed`` is
-    (re)connected to the current selection model's ``currentChanged``."""
+    """Puts ``proxy`` between ``tree`` and ``model`` while the session's tree filter hides anything (it follows the
+    filter however it was set). ``on_current_changed`` is (re)connected to the current selection model's
+    ``currentChanged``. Build it after ``proxy`` was given ``model``: the proxy follows a new filter first."""
 
     def __init__(self, tree: QTreeView, model: TensorTreeModel, proxy: TensorFilterProxy,
                  on_current_changed: Callable[[QModelIndex, QModelIndex], None]) -> None:
@@ -37,6 +40,8 @@ class FilterSwitch:
         tree.expanded.connect(lambda index: self._expanded.add(self.to_source(index).internalId()))
         tree.collapsed.connect(lambda index: self._expanded.discard(self.to_source(index).internalId()))
         model.modelReset.connect(self._expanded.clear)    # node ids mean other rows after regrouping
+        model.state.filter_changing.connect(self._on_filter_changing)
+        model.state.filter_changed.connect(self._on_filter_changed)
 
     def to_source(self, index: QModelIndex | QPersistentModelIndex) -> QModelIndex:
         """The tree-model index of an index of either model."""
@@ -47,14 +52,17 @@ class FilterSwitch:
         return self.proxy.mapFromSource(source) if self.tree.model() is self.proxy else QModelIndex(source)  # type: ignore[arg-type]  # converts as above
 
     def set_pattern(self, pattern: str) -> None:
-        if self.proxy.filters_with(pattern):
-            self.proxy.set_pattern(pattern)
-            self._show(self.proxy)
-        else:
-            self._show(self.model)
-            self.proxy.set_pattern(pattern)
+        self.model.state.set_pattern(pattern)
 
-    def _show(self, shown) -> None:
+    def _on_filter_changing(self, pattern: str) -> None:
+        if not filters_with(pattern):
+            self._show(self.model)       # before the proxy drops its filter (it would map every row)
+
+    def _on_filter_changed(self, pattern: str) -> None:
+        if filters_with(pattern):
+            self._show(self.proxy)       # once it filters
+
+    def _show(self, shown: TensorTreeModel | TensorFilterProxy) -> None:
         if self.tree.model() is shown:
             return
         current = QPersistentModelIndex(self.to_source(self.tree.currentIndex()))

@@ -1,47 +1,30 @@
-"""Filtering (substring or glob over tensor names) and the sort entry point of the tensor tree."""
+"""The tensor tree's filter proxy: shows the rows the session's tree filter accepts, and hands sorting to the
+tree model."""
 from __future__ import annotations
 
-import fnmatch
-import re
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel, Qt
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
-
-from ztviewer.session.tree_nodes import NodeKind, kind_of, tensor_position
+from ztviewer.session.tree_filter import filters_with, name_matcher
+from ztviewer.session.tree_state import TreeState
 
 from .tensor_tree import TensorTreeModel
 
 _FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-_GLOB_CHARS = re.compile(r"[*?\[]")
-
-
-def name_matcher(pattern: str):
-    """A case-insensitive predicate on names: glob when the pattern has glob characters, else substring.
-
-    A glob is anchored at the end of the name but not at its start, so ``*.weight`` matches suffixes and
-    ``layers.[0-3].*`` matches ``model.layers.2.mlp.bias``.
-    """
-    text = pattern.strip().lower()
-    if not text:
-        return None
-    if _GLOB_CHARS.search(text):
-        regex = re.compile(fnmatch.translate(text.lstrip("*")))  # a leading * is implied (and slow to search)
-        return lambda name: regex.search(name.lower()) is not None
-    return lambda name: text in name.lower()
 
 
 class TensorFilterProxy(QSortFilterProxyModel):
     """Shows tensors whose name matches the filter, the groups containing them, and all their components.
 
-    Names are matched as the tree shows them, pending renames applied. Matches are computed once per filter
-    text (and again when a rename changes a shown name) over all names, so the per-row test is a set lookup.
+    The pattern and the matches live in the tree model's :class:`~ztviewer.session.tree_state.TreeState`
+    (names are matched as the tree shows them, pending renames applied); this proxy follows its
+    ``filter_changing`` / ``filter_changed`` events, and its per-row test is the state's set lookup.
     ``sort`` is forwarded to the source model, which sorts whole columns without per-comparison calls.
     """
 
-    def __init__(self, parent=None) -> None:
+    filters_with = staticmethod(filters_with)
+
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pattern = ""
-        self._matches: set[int] | None = None
-        self._group_hits: dict[int, bool] = {}
         self._tree: TensorTreeModel | None = None
 
     def tree(self) -> TensorTreeModel:
@@ -49,58 +32,43 @@ class TensorFilterProxy(QSortFilterProxyModel):
             raise LookupError("no tree model set yet")
         return self._tree
 
+    @property
+    def state(self) -> TreeState:
+        return self.tree().state
+
     def setSourceModel(self, model: TensorTreeModel) -> None:  # type: ignore[override]  # filters tree models only
-        previous = self.sourceModel()
-        if previous is not None:
-            previous.modelAboutToBeReset.disconnect(self._forget_group_hits)
+        if self._tree is not None:
+            self._tree.state.filter_changing.disconnect(self._on_filter_changing)
+            self._tree.state.filter_changed.disconnect(self._on_filter_changed)
         super().setSourceModel(model)
         self._tree = model
-        model.modelAboutToBeReset.connect(self._forget_group_hits)
+        model.state.filter_changing.connect(self._on_filter_changing)
+        model.state.filter_changed.connect(self._on_filter_changed)
 
-    def _forget_group_hits(self) -> None:
-        self._group_hits.clear()   # regrouping numbers the groups anew
+    def _on_filter_changing(self, _pattern: str) -> None:
+        self.beginFilterChange()
+
+    def _on_filter_changed(self, _pattern: str) -> None:
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
 
     @property
     def pattern(self) -> str:
-        return self._pattern
-
-    @staticmethod
-    def filters_with(pattern: str) -> bool:
-        """Whether ``pattern`` hides anything (an empty or blank one shows every tensor)."""
-        return name_matcher(pattern) is not None
+        return self.state.pattern
 
     def match_count(self) -> int:
-        return len(self.tree().tensors) if self._matches is None else len(self._matches)
+        return self.state.match_count()
 
     def set_pattern(self, pattern: str) -> None:
-        if pattern == self._pattern:
-            return
-        self._pattern = pattern
-        self.refilter()
+        self.state.set_pattern(pattern)
 
     def refilter(self) -> None:
-        """Match the pattern (again, when a pending rename or its undo changed the names the tree shows)."""
-        self.beginFilterChange()
-        matcher = name_matcher(self._pattern)
-        self._matches = None if matcher is None else {
-            i for i, name in enumerate(self.tree().shown_names()) if matcher(name)}
-        self._group_hits.clear()
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        """Match the pattern again (the state does so itself when a pending rename changes a shown name)."""
+        self.state.refilter()
 
     def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
-        if self._matches is None:
-            return True
-        node = self.tree().child_node(source_parent, source_row)
-        kind = kind_of(node)
-        if kind is NodeKind.TENSOR:
-            return tensor_position(node) in self._matches
-        if kind is NodeKind.GROUP:
-            hit = self._group_hits.get(node)
-            if hit is None:
-                members = self.tree().group(node).members
-                hit = self._group_hits[node] = not self._matches.isdisjoint(members)
-            return hit
-        return True   # the file row, and every component of a shown tensor
+        tree = self.tree()
+        state = tree.state
+        return state.filter.matches is None or state.accepts(tree.child_node(source_parent, source_row))
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         # Constant for every row: answering without mapping to the source keeps layout of 100,000 rows cheap.
@@ -114,3 +82,5 @@ class TensorFilterProxy(QSortFilterProxyModel):
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.tree().sort(column, order)
 
+
+__all__ = ["TensorFilterProxy", "name_matcher"]

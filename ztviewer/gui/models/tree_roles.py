@@ -5,22 +5,7 @@ from enum import IntEnum
 
 from PySide6.QtCore import Qt
 
-
-class Column(IntEnum):
-    NAME = 0
-    DTYPE = 1
-    SHAPE = 2
-    LAYOUT = 3
-    STORED = 4
-    ENCODING = 5
-    OFFSET = 6
-    DIGEST = 7
-
-
-COLUMN_COUNT = len(Column)
-HEADERS = {Column.NAME: "Name", Column.DTYPE: "DType", Column.SHAPE: "Shape", Column.LAYOUT: "Layout",
-           Column.STORED: "Stored size", Column.ENCODING: "Encoding", Column.OFFSET: "Offset",
-           Column.DIGEST: "Digest"}
+from ztviewer.session.tree_columns import COLUMN_COUNT, HEADERS, Column
 
 
 class TreeRole(IntEnum):
@@ -32,3 +17,6 @@ class TreeRole(IntEnum):
     DIGEST_STATE = Qt.ItemDataRole.UserRole + 4   # DigestState value
     BYTE_RANGE = Qt.ItemDataRole.UserRole + 5     # (offset, length) of a component / tensor span, else None
     TENSOR = Qt.ItemDataRole.UserRole + 6         # the Tensor a tensor or component row belongs to
+
+
+__all__ = ["COLUMN_COUNT", "HEADERS", "Column", "TreeRole"]

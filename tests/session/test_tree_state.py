@@ -1,0 +1,271 @@
+"""The tensor tree's state without Qt: sorting by each column, grouping by dotted prefix, the name filter, and
+the marks on rows (pending renames and deletions, problems found later, digest states)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ztviewer.codec import Component, Tensor, TensorFile, open_file
+from ztviewer.codec.arrays import save_arrays
+from ztviewer.codec.digest_state import DigestState
+from ztviewer.codec.edit import DeleteTensor, RenameTensor
+from ztviewer.codec.errors import Problem, Severity
+from ztviewer.session.digest_states import DigestStates
+from ztviewer.session.file_session import FileSession
+from ztviewer.session.tree_columns import Column
+from ztviewer.session.tree_filter import name_matcher
+from ztviewer.session.tree_marks import FILE_POSITION
+from ztviewer.session.tree_nodes import FILE_ID, NodeKind, TensorGroup, kind_of, tensor_id
+from ztviewer.session.tree_state import TreeState
+
+
+def tensor(name: str, offset: int, length: int, *, dtype: str = "float32", shape: tuple[int, ...] = (4,),
+           layout: str = "dense", encoding: str = "raw", digest: str | None = "crc32c:0x00000000",
+           index: int = 0) -> Tensor:
+    return Tensor(name, dtype, shape, layout=layout, index=index,
+                  components={"data": Component("data", offset, length, encoding, digest, dtype)})
+
+
+def mixed_file() -> TensorFile:
+    """Five tensors whose every column sorts them differently from the manifest order."""
+    tensors = [
+        tensor("layers.10.w", 640, 64, dtype="int8", shape=(8, 8), encoding="zstd", index=0),
+        tensor("layers.2.w", 64, 512, dtype="float64", shape=(64,), layout="sparse_csr", index=1),
+        tensor("Embed", 1024, 16, dtype="bfloat16", shape=(2, 4), digest=None, index=2),
+        tensor("layers.1.b", 320, 256, dtype="float16", shape=(), index=3),
+        tensor("head", 2048, 128, dtype="uint8", shape=(4, 4, 8), encoding="zstd", index=4),
+    ]
+    return TensorFile("/nonexistent/mixed.zt", "zt", "test", tensors=tensors)
+
+
+def shown_order(state: TreeState) -> list[str]:
+    """Names of the file row's children, top to bottom (ungrouped)."""
+    return [state.tensors[(state.child(FILE_ID, row) >> 8) - 1].name for row in range(state.row_count(FILE_ID))]
+
+
+def record(event) -> list:
+    seen: list = []
+    event.connect(seen.append)
+    return seen
+
+
+@pytest.fixture
+def state() -> TreeState:
+    tf = mixed_file()
+    return TreeState(tf, DigestStates(tf.tensors))
+
+
+@pytest.mark.parametrize("column, ascending, descending", [
+    (Column.NAME, ["Embed", "head", "layers.1.b", "layers.2.w", "layers.10.w"], None),  # natural, case-blind
+    (Column.DTYPE, ["Embed", "layers.1.b", "layers.2.w", "layers.10.w", "head"], None),
+    (Column.SHAPE, ["layers.1.b", "Embed", "layers.10.w", "layers.2.w", "head"], None),  # elements, then shape
+    (Column.LAYOUT, ["layers.10.w", "Embed", "layers.1.b", "head", "layers.2.w"],
+     ["layers.2.w", "layers.10.w", "Embed", "layers.1.b", "head"]),
+    (Column.STORED, ["Embed", "layers.10.w", "head", "layers.1.b", "layers.2.w"], None),
+    (Column.ENCODING, ["layers.2.w", "Embed", "layers.1.b", "layers.10.w", "head"],
+     ["layers.10.w", "head", "layers.2.w", "Embed", "layers.1.b"]),
+    (Column.OFFSET, ["layers.2.w", "layers.1.b", "layers.10.w", "Embed", "head"], None),
+    (Column.DIGEST, ["Embed", "layers.10.w", "layers.2.w", "layers.1.b", "head"],        # no digest first
+     ["layers.10.w", "layers.2.w", "layers.1.b", "head", "Embed"]),
+])
+def test_sorting_by_each_column_and_back(state, column, ascending, descending):
+    """Descending keeps tensors with equal keys in manifest order (``None``: every key differs, the reverse)."""
+    assert state.sort(column)
+    assert shown_order(state) == ascending
+    assert [state.row_of(tensor_id(position)) for position in range(5)] == \
+        [ascending.index(t.name) for t in state.tensors]
+    assert state.sort(column, descending=True)
+    assert shown_order(state) == (descending or ascending[::-1])
+    assert state.sort(-1)
+    assert shown_order(state) == [t.name for t in state.tensors]
+
+
+def test_a_sort_is_announced_around_the_change_and_the_order_in_force_is_not_sorted_again(state):
+    seen: list[tuple[str, list[str]]] = []
+    state.reordering.connect(lambda _: seen.append(("before", shown_order(state))))
+    state.reordered.connect(lambda _: seen.append(("after", shown_order(state))))
+    manifest = [t.name for t in state.tensors]
+    assert not state.sort(-1)                       # the manifest order is in force already
+    assert state.sort(Column.NAME)
+    assert seen == [("before", manifest), ("after", shown_order(state))] and seen[1][1] != manifest
+    assert not state.sort(Column.NAME) and len(seen) == 2
+
+
+def test_sorting_by_digest_again_after_verification_changed_a_state(state):
+    state.sort(Column.DIGEST, descending=True)
+    assert shown_order(state)[0] != "head"
+    assert not state.sort(Column.DIGEST, descending=True)
+    head = state.tensors[4]
+    state.digests.set(head, head.components["data"], DigestState.MISMATCH)
+    state.on_digests_changed([(head, "data", DigestState.MISMATCH)])
+    assert state.sort(Column.DIGEST, descending=True)
+    assert shown_order(state)[0] == "head"
+
+
+def names_under(state: TreeState, node: int) -> list[str]:
+    out = []
+    for row in range(state.row_count(node)):
+        child = state.child(node, row)
+        item = state.item(child)
+        out.append(item.label if isinstance(item, TensorGroup) else state.shown_name(item))
+    return out
+
+
+def test_grouping_by_dotted_prefix_in_natural_order(state):
+    seen = record(state.regrouping), record(state.regrouped)
+    state.set_grouped(True)
+    assert seen == ([True], [True]) and state.grouped
+    assert names_under(state, FILE_ID) == ["layers", "Embed", "head"]   # groups first, then leaves by rank
+    layers = state.child(FILE_ID, 0)
+    assert kind_of(layers) is NodeKind.GROUP and state.group(layers).members == [0, 1, 3]
+    assert names_under(state, layers) == ["1", "2", "10"]
+    one = state.child(layers, 0)
+    assert names_under(state, one) == ["b"]
+    leaf = state.child(one, 0)
+    assert state.item(leaf) is state.tensors[3] and state.parent_of(leaf) == one
+    assert state.parent_of(one) == layers and state.parent_of(layers) == FILE_ID and state.parent_of(FILE_ID) is None
+    state.sort(Column.NAME, descending=True)                     # groups follow a descending name sort
+    assert names_under(state, layers) == ["10", "2", "1"]
+    state.sort(Column.STORED, descending=True)                   # ...but not another column's
+    assert names_under(state, FILE_ID) == ["layers", "head", "Embed"]
+    state.set_grouped(False)
+    assert seen == ([True, False], [True, False]) and names_under(state, FILE_ID)[0] == "layers.2.w"
+
+
+def test_components_are_rows_of_their_tensor(state):
+    node = state.node_of(state.tensors[1], "data")
+    assert node is not None and kind_of(node) is NodeKind.COMPONENT
+    assert state.item(node) is state.tensors[1].components["data"] and state.tensor_of(node) is state.tensors[1]
+    assert state.parent_of(node) == tensor_id(1) and state.row_of(node) == 0
+    assert state.node_of(state.tensors[1], "missing") is None
+    assert state.row_count(tensor_id(1)) == 1 and state.row_count(node) == 0
+    with pytest.raises(IndexError):
+        state.child(tensor_id(1), 1)
+
+
+@pytest.mark.parametrize("pattern, expected", [
+    ("layers.1", ["layers.1.b", "layers.10.w"]),      # a dot is a dot
+    ("layers.1.", ["layers.1.b"]),
+    ("rs.2", ["layers.2.w"]),
+    ("LAYERS.2", ["layers.2.w"]),                     # case-blind
+    ("*.w", ["layers.10.w", "layers.2.w"]),           # glob: anchored at the end
+    ("layers.[12].*", ["layers.2.w", "layers.1.b"]),
+    ("layers.?.*", ["layers.2.w", "layers.1.b"]),
+    ("  ", None),
+    ("zzz", []),
+])
+def test_filter_matches_shown_names(state, pattern, expected):
+    state.set_pattern(pattern)
+    names = [t.name for t in state.tensors]
+    if expected is None:
+        assert state.filter.matches is None and state.match_count() == len(names)
+        return
+    assert sorted(names[p] for p in state.filter.matches) == sorted(expected)
+    assert state.match_count() == len(expected)
+    assert [n for n in names if state.accepts(tensor_id(names.index(n)))] == \
+        [n for n in names if n in expected]
+
+
+@pytest.mark.parametrize("pattern, name, matches", [
+    ("a.b", "a.b", True), ("a.b", "axb", False),                       # no regular expressions in substrings
+    ("a+b(1)$", "x.a+b(1)$.y", True), ("w\\b", "w\\b.0", True), ("w\\b", "wb", False),
+    ("*\\*", "x\\yz", True), ("*\\*", "xyz", False),                    # a backslash in a glob is literal
+    ("x[[]0]", "x[0]", True), ("x[[]0]", "x0", False),                  # [[] is a literal [
+    ("x[0]", "x0", True), ("x[0]", "x[0]", False),                      # [0] is a class
+    ("*.(weight)", "a.(weight)", True), ("*.weight", "a.weight.t", False),
+])
+def test_names_with_dots_and_escapes(pattern, name, matches):
+    matcher = name_matcher(pattern)
+    assert matcher is not None and matcher(name) is matches
+
+
+def test_filter_events_bracket_the_change_and_groups_follow(state):
+    state.set_grouped(True)
+    seen: list[tuple[str, str, set[int] | None]] = []
+    state.filter_changing.connect(lambda p: seen.append(("changing", p, state.filter.matches)))
+    state.filter_changed.connect(lambda p: seen.append(("changed", p, state.filter.matches)))
+    state.set_pattern("head")
+    assert seen == [("changing", "head", None), ("changed", "head", {4})]
+    state.set_pattern("head")                            # the same pattern: nothing to do
+    assert len(seen) == 2
+    layers = state.child(FILE_ID, 0)
+    assert not state.accepts(layers) and state.accepts(FILE_ID)
+    state.set_pattern("*.b")
+    assert state.accepts(layers)
+    state.set_grouped(False)                             # regrouping numbers the groups anew
+    assert state.filter.group_hits == {}
+    state.set_grouped(True)
+    assert state.accepts(state.child(FILE_ID, 0)) and not state.accepts(state.child(FILE_ID, 1))
+
+
+def test_found_problems_are_kept_once_and_marked(state):
+    seen = record(state.problems_found)
+    head = state.tensors[4]
+    assert state.problem_level(head) is None and state.problem_level(state.tensor_file) is None
+    late = Problem(Severity.WARNING, "odd", tensor="head")
+    bad = Problem(Severity.ERROR, "broken", tensor="head")
+    whole = Problem(Severity.ERROR, "file-wide")
+    state.add_found_problems([late, whole])
+    assert seen == [[4, FILE_POSITION]]
+    assert state.problems_of(head) == [late] and state.problem_level(head) is Severity.WARNING
+    assert state.problems_of(state.tensor_file) == [whole]
+    assert state.problem_level(state.tensor_file) is Severity.ERROR
+    state.add_found_problems([late])
+    assert len(seen) == 1                                # known already: nothing to paint
+    state.add_found_problems([bad])
+    assert state.problem_level(head) is Severity.ERROR and state.problems_of(head) == [late, bad]
+    assert state.problem_level(state.tensors[0]) is None
+
+
+def test_digest_changes_name_the_rows_to_paint(state):
+    state.set_grouped(True)
+    layers = state.child(FILE_ID, 0)
+    two = state.child(layers, 1)
+    state.child(state.child(two, 0), 0)                  # the component row of layers.2.w was shown
+    seen = record(state.digest_rows_changed)
+    target = state.tensors[1]
+    state.digests.set(target, target.components["data"], DigestState.OK)
+    state.on_digests_changed([(target, "data", DigestState.OK)])
+    assert seen == [{FILE_ID: [0], layers: [1], two: [0], tensor_id(1): [0]}]
+
+
+@pytest.fixture
+def edited(tmp_path):
+    path = tmp_path / "e.zt"
+    save_arrays(path, {name: np.zeros(2, np.float32) for name in ("a", "b", "model.c")})
+    session = FileSession(open_file(path))
+    yield session
+    session.close()
+
+
+def test_pending_renames_and_deletions_overlay_the_names(edited):
+    tree = edited.tree
+    a, b, c = edited.tensor_file.tensors
+    names, marked = record(tree.names_changed), record(tree.edits_marked)
+    tree.set_pattern("weight")
+    assert tree.filter.matches == set()
+    edited.edits.push(RenameTensor("a", "weights"))
+    assert tree.pending.state == {0: "weights"} and tree.pending_name(a) == (True, "weights")
+    assert tree.filter.matches == {0} and len(names) == 1 and marked == [[0]]   # matched again before announced
+    edited.edits.push(DeleteTensor("b"))
+    assert tree.pending_name(b) == (True, None) and tree.pending_name(c) == (False, None)
+    assert tree.shown_names() == ["weights", "b", "model.c"]                  # deleted: shown under its name
+    assert len(names) == 1 and marked[-1] == [1]                              # no shown name changed
+    tree.set_grouped(True)
+    assert tree.shown_name(c) == "c"
+    edited.edits.undo()
+    edited.edits.undo()
+    assert tree.pending.state == {} and tree.filter.matches == set() and len(names) == 2
+    edited.edits.redo()
+    assert tree.pending.renamed() == {0: "weights"}
+
+
+def test_the_session_builds_its_tree_on_first_use_and_feeds_it_digest_changes(edited):
+    assert edited._tree is None
+    tree = edited.tree
+    assert edited.tree is tree
+    seen = record(tree.digest_rows_changed)
+    a = edited.tensor_file.tensors[0]
+    edited.set_digest_states([(a, "data", DigestState.MISMATCH)])
+    assert seen == [{FILE_ID: [0]}] and tree.sort(Column.DIGEST, descending=True)
+    assert tree.item(tree.child(FILE_ID, 0)) is a
