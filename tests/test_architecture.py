@@ -8,6 +8,7 @@ The cycle check counts every import a module makes, wherever it is written (modu
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -158,3 +159,26 @@ def test_workers_use_qtcore_only():
             widgets += [(module, name) for name in imported_names(path, module, is_package)
                         if name.startswith(("PySide6.QtWidgets", "PySide6.QtGui", "pyqtgraph"))]
     assert graph and not widgets, widgets
+
+
+#: a count's noun spelled out by hand: ``f"{n} tensor{'s' if n != 1 else ''}"`` in the source, ``file(s)`` in a string
+HAND_PLURAL = re.compile(r"""\{['"]s?['"] if [^}]*1 else ['"]s?['"]\}""")
+MAYBE_PLURAL = re.compile(r"[a-z]\(s\)")
+
+
+def _hand_plurals(path: Path) -> Iterator[str]:
+    source = path.read_text(encoding="utf-8")
+    for number, line in enumerate(source.splitlines(), 1):
+        if HAND_PLURAL.search(line):
+            yield f"{number}: {line.strip()}"
+    for node in ast.walk(ast.parse(source, str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and MAYBE_PLURAL.search(node.value):
+            yield f"{node.lineno}: {node.value!r}"
+
+
+def test_the_gui_and_session_say_counts_through_plural():
+    """``session.formatting.plural`` is the one place a count gets its noun (``1 tensor``, ``2,000 tensors``)."""
+    found = [f"{path.relative_to(PACKAGE.parent)}:{where}"
+             for module, (path, _) in module_files().items() if module.startswith(("ztviewer.gui", "ztviewer.session"))
+             for where in _hand_plurals(path)]
+    assert not found, "use session.formatting.plural:\n" + "\n".join(found)

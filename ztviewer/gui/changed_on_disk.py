@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from ztviewer.codec import TensorFile
 from ztviewer.codec.errors import CodecError
+from ztviewer.session.formatting import plural
 
 if TYPE_CHECKING:
     from ztviewer.session.edit_session import EditStep
@@ -99,5 +100,5 @@ class DiskWatcher(QObject):
         if refused:
             self.window.show_error("Some edits could not be applied again", "\n".join(refused))
         else:
-            self.window.statusBar().showMessage(f"Reloaded {view.tensor_file.path}; {len(steps)} unsaved "
-                                                f"edit(s) applied again", 8000)
+            self.window.statusBar().showMessage(f"Reloaded {view.tensor_file.path}; "
+                                                f"{plural(len(steps), 'unsaved edit')} applied again", 8000)

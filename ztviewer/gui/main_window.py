@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from ztviewer import __version__
-from ztviewer.session.formatting import exact_bytes, human_bytes
+from ztviewer.session.formatting import exact_bytes, human_bytes, plural
 from ztviewer.session.zt_v2_facts import file_kind_text, generation_rows, is_generation_view
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
@@ -283,9 +283,9 @@ class MainWindow(QMainWindow):
         self.format_label.setText(file_kind_text(tf))
         self.size_label.setText(human_bytes(tf.size))
         self.size_label.setToolTip(exact_bytes(tf.size))
-        self.tensors_label.setText(f"{len(tf.tensors):,} tensor{'s' if len(tf.tensors) != 1 else ''}")
+        self.tensors_label.setText(plural(len(tf.tensors), "tensor"))
         errors, warnings = view.problems_model.counts()
-        counted = f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+        counted = f"{plural(errors, 'error')}, {plural(warnings, 'warning')}"
         self.problems_label.setText(counted if errors or warnings else "no problems")
 
     def _update_actions(self) -> None:

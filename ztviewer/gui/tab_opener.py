@@ -12,6 +12,7 @@ from shiboken6 import Shiboken
 
 from ztviewer.codec import TensorFile
 from ztviewer.session.file_layout import build_layout
+from ztviewer.session.formatting import plural
 from ztviewer.session.zt_v2_facts import GenerationRow, generation_rows, is_generation_view, open_generation_row
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
@@ -130,7 +131,7 @@ class TabOpener(QObject):
         view.opened_as.add(requested)  # a folder or shard may open as its whole set, named by its index
         self.window.remove_tab_widget(placeholder)
         errors, _warnings = view.problems_model.counts()
-        note = f", {errors} error{'s' if errors != 1 else ''}" if errors else ""
+        note = f", {plural(errors, 'error')}" if errors else ""
         self.window.statusBar().showMessage(f"Opened {opened.tensor_file.path} in {opened.seconds * 1000:.0f} ms"
                                             f"{note}", 8000)
 

@@ -7,7 +7,7 @@ from ztviewer.codec import Problem, Tensor
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.model import Component
 from ztviewer.session.file_session import FileSession
-from ztviewer.session.formatting import human_bytes
+from ztviewer.session.formatting import human_bytes, plural
 from ztviewer.workers.tasks import ComponentCheck, VerifyDigestsTask
 
 from .models.problems_model import ProblemsModel
@@ -52,7 +52,7 @@ class VerifyController(TaskController):
         self.problems.add_problems(problems)
 
     def _on_finished(self, summary) -> None:
-        text = (f"Verified {summary.checked:,} digest{'s' if summary.checked != 1 else ''} "
+        text = (f"Verified {plural(summary.checked, 'digest')} "
                 f"({human_bytes(summary.bytes_done)} in {summary.seconds:.2f} s): {summary.ok:,} ok")
         if summary.mismatched:
             text += f", {summary.mismatched:,} mismatched"

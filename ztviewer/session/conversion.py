@@ -16,6 +16,8 @@ from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.codec.writers.plan import SPARSE, logical
 from ztviewer.codec.writers.targets import TARGETS
 
+from .formatting import plural
+
 EXTENSIONS = {"zt-v2": ".zt", "zt-v1.0": ".zt", "zt-v0.1": ".zt", "zt-objects": ".zt", "safetensors": ".safetensors",
               "blz": ".blz"}
 FORMAT_CHOICES = [(key, TARGETS[key].label)
@@ -66,7 +68,7 @@ def _notes(doc: EditableDocument, prepared: EditableDocument, options: SaveOptio
     if options.densify:
         count = sum(1 for dt in doc.tensors if dt.layout in SPARSE + ("tensor_train",))
         if count:
-            notes.append(f"{count} sparse / tensor-train tensor{'s' if count != 1 else ''} will be stored dense.")
+            notes.append(f"{plural(count, 'sparse / tensor-train tensor')} will be stored dense.")
     if t.key != doc.target.key:
         notes.append(f"Converts {doc.target.label} to {t.label}.")
     return notes

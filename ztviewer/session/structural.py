@@ -6,7 +6,7 @@ from html import escape
 
 from ztviewer.codec.model import Tensor
 
-from .formatting import human_bytes
+from .formatting import human_bytes, plural
 
 MAX_PARTS = 16
 
@@ -33,6 +33,6 @@ def structural_note(tensor: Tensor) -> str:
     if len(parts) > MAX_PARTS:
         rows.append(f"<tr><td colspan='5'>… {len(parts) - MAX_PARTS:,} more parts</td></tr>")
     if rows:
-        lines.append(f"Its {len(parts)} part{'s' if len(parts) != 1 else ''} (select one in the tree to see its "
+        lines.append(f"Its {plural(len(parts), 'part')} (select one in the tree to see its "
                      f"bytes):<table cellspacing='6'>{''.join(rows)}</table>")
     return "<br>".join(lines)

@@ -8,6 +8,8 @@ from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.decode import SEEKABLE
 from ztviewer.codec.zstd_seekable import seek_table_length as seek_table_length_of
 
+from .formatting import plural
+
 FORMAT = "zt-v2"
 
 
@@ -29,8 +31,8 @@ class GenerationRow:
     generation: object | None  # the codec's Generation (None for the current one)
 
     def summary(self) -> str:
-        objects = "?" if self.objects is None else f"{self.objects:,}"
-        return (f"{objects} object{'' if self.objects == 1 else 's'}, file {self.size:,} bytes, manifest "
+        objects = "? objects" if self.objects is None else plural(self.objects, "object")
+        return (f"{objects}, file {self.size:,} bytes, manifest "
                 f"{self.manifest_length:,} bytes at 0x{self.manifest_offset:X}")
 
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from ztviewer.analysis.diff import Verdict
 from ztviewer.codec.text import printable
 from ztviewer.session.comparison import ComparisonSession
+from ztviewer.session.formatting import plural
 from ztviewer.workers.compare import CompareTask, ComparisonOpened
 
 from .attributes_model import AttributeChangesModel
@@ -217,7 +218,7 @@ class CompareView(CompareTab):
         if renamed:
             parts.append(f"{renamed} renamed")
         if self.session.file_attributes:
-            parts.append(f"{len(self.session.file_attributes)} file attribute change(s)")
+            parts.append(plural(len(self.session.file_attributes), "file attribute change"))
         state = {"opening": "opening…", "running": "comparing…", "cancelled": "cancelled",
                  "failed": f"failed: {printable(self.session.message)}"}.get(self.session.state, "")
         if self.session.state == "done":

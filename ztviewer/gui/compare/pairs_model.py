@@ -23,7 +23,7 @@ from ztviewer.session.comparison import (
     ComparisonSession,
     metric,
 )
-from ztviewer.session.formatting import number_text, shape_text
+from ztviewer.session.formatting import number_text, plural, shape_text
 from ztviewer.session.tree_nodes import FILE_ID, GROUP_FLAG, Grouping, TensorGroup, tensor_id, tensor_position
 
 from ..theme import is_dark, tint
@@ -60,7 +60,7 @@ def verdict_color(verdict: Verdict) -> QColor:
 def notes(pair: PairDiff) -> str:
     parts = (["renamed"] if pair.renamed else []) + list(pair.changes) + ([pair.reason] if pair.reason else [])
     if pair.attributes:
-        parts.append(f"{len(pair.attributes)} attribute change{'s' if len(pair.attributes) != 1 else ''}")
+        parts.append(plural(len(pair.attributes), "attribute change"))
     return printable("; ".join(parts))
 
 

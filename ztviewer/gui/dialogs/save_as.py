@@ -31,6 +31,7 @@ from ztviewer.session.conversion import (
     plan_save,
     with_extension,
 )
+from ztviewer.session.formatting import plural
 
 ENCODINGS = [("keep", "Keep as stored"), ("raw", "Raw (uncompressed)"), ("zstd", "zstd")]
 DIGESTS = [("keep", "Keep recorded digests"), ("none", "None"), ("crc32c", "crc32c"), ("sha256", "sha256"),
@@ -106,7 +107,7 @@ class SaveAsDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         count = len(doc.tensors)
-        summary = QLabel(f"{count:,} tensor{'s' if count != 1 else ''}, {doc.target.label}"
+        summary = QLabel(f"{plural(count, 'tensor')}, {doc.target.label}"
                          + (" with unsaved edits" if doc.modified else ""))
         summary.setObjectName("saveAsSummary")
         summary.setStyleSheet("color: palette(placeholder-text);")
@@ -246,16 +247,17 @@ class SaveAsDialog(QDialog):
 
     def _generation_notes(self) -> tuple[str, ...]:
         earlier = len(self.doc.original.extra.get("_generations") or ()) if self.doc.original.format == "zt-v2" else 0
-        plural = earlier != 1
-        generations = f"{earlier} earlier generation{'s' if plural else ''}"
+        several = earlier != 1
+        generations = plural(earlier, "earlier generation")
         if self._over_v2_original():
             if not self.compact:
                 return ("Appends a generation if the edits change no data (else rewrites the file).",)
             if not earlier:
                 return ("Rewrites the file.",)
-            return (f"Rewrites the file; its {generations} {'are' if plural else 'is'} dropped.",)
+            return (f"Rewrites the file; its {generations} {'are' if several else 'is'} dropped.",)
         if earlier:
-            return (f"The {generations} of the open file {'stay' if plural else 'stays'} in it; the new file has one.",)
+            stay = "stay" if several else "stays"
+            return (f"The {generations} of the open file {stay} in it; the new file has one.",)
         return ()
 
     def can_save(self) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from ztviewer.session.formatting import human_bytes
+from ztviewer.session.formatting import human_bytes, plural
 from ztviewer.workers.tasks import OpenedFile, SaveTask
 
 from .replaced_tabs import ReplacedTabs
@@ -125,6 +125,6 @@ def saved_message(result: SaveResult) -> str:
     if result.appended is not None:
         return (f"Saved: appended generation {result.generation} ({human_bytes(result.appended)}) to "
                 f"{os.path.basename(result.path)}")
-    cleaned = (f"; removed {len(result.cleaned)} temporary file(s) interrupted saves left in the folder"
+    cleaned = (f"; removed {plural(len(result.cleaned), 'temporary file')} interrupted saves left in the folder"
                if result.cleaned else "")
     return f"Saved {result.path} ({result.format}, {result.size:,} bytes){cleaned}"

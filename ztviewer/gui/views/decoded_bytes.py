@@ -11,6 +11,7 @@ from ztviewer.codec import Component
 from ztviewer.codec.errors import CodecError
 from ztviewer.session.decoded_part import DecodedPart, why_not_decodable
 from ztviewer.session.file_layout import FileLayout, Owners
+from ztviewer.session.formatting import plural
 
 from .hex_copy import HexActions
 from .hex_find import HexFindBar
@@ -104,7 +105,7 @@ class DecodedBytes(QWidget):
             return
         self.part = part
         self.view.show_bytes_of(part, part_layout(part))
-        frames = f"{part.frame_count:,} frame{'s' if part.frame_count != 1 else ''}"
+        frames = plural(part.frame_count, "frame")
         self.info.setText(f"decoded: {part.size:,} bytes ({frames}; stored {component.length:,} bytes)")
 
     def _show_stored(self) -> None:

@@ -11,6 +11,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ztviewer.session.formatting import plural
+
 from ..models.problems_model import (
     PROBLEM_ROLE,
     SORT_ROLE,
@@ -84,8 +86,7 @@ class ProblemsPanel(QWidget):
         if not errors and not warnings:
             self.summary.setText("No problems found")
         else:
-            self.summary.setText(f"{errors} error{'s' if errors != 1 else ''}, "
-                                 f"{warnings} warning{'s' if warnings != 1 else ''}")
+            self.summary.setText(f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
 
     def _activate(self, index: QModelIndex) -> None:
         problem = self.proxy.data(index, PROBLEM_ROLE)

@@ -7,7 +7,7 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from ztviewer.session.formatting import human_bytes
+from ztviewer.session.formatting import human_bytes, plural
 
 _STEPS = 1000
 
@@ -74,7 +74,7 @@ class VerifyProgress(QFrame):
             self.label.setText(text)
             return
         rate = done / elapsed
-        parts = [f"Verifying {self._components:,} digest{'s' if self._components != 1 else ''}",
+        parts = [f"Verifying {plural(self._components, 'digest')}",
                  f"{human_bytes(done)} of {human_bytes(total)}"]
         if done and elapsed > 0.05:
             parts.append(f"{human_bytes(int(rate))}/s")
