@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from . import digest as digests
 from .decode import CancelCheck, expected_length, iter_decoded, per_file_budget
 from .errors import CodecError, FileDecodeBudgetSpent, UnsupportedLayout
-from .model import Problem, Tensor, TensorFile, error, warning
+from .model import Component, Problem, Tensor, TensorFile, error, warning
 
 
 @dataclass
@@ -88,6 +88,8 @@ def _decode_once(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None,
     """Decode a tensor unless its only component is a blob this pass already decoded (v0.1 aliases and
     duplicate entries name one blob many times)."""
     data = tensor.components.get("data") if tensor.layout == "dense" and tensor.component_count == 1 else None
+    if data is not None and _read_by_digest(data):
+        return
     key = None
     if data is not None and data.encoding != "raw":
         key = (id(tf.source_for(tensor)), data.offset, data.length, data.encoding, expected_length(tensor, data))
@@ -96,6 +98,18 @@ def _decode_once(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None,
     _decode_tensor(tf, tensor, cancelled)
     if key is not None:
         decoded.add(key)
+
+
+def _read_by_digest(data: Component) -> bool:
+    """Whether decoding this raw component is only reading its bytes (no value rules apply) and verifying its
+    digest reads them all too: then the digest pass is the one read (a second would double a cold check)."""
+    if data.encoding != "raw" or data.digest is None or (data.extra and "type" in data.extra):
+        return False
+    try:
+        digests.parse_digest(data.digest)
+    except CodecError:
+        return False
+    return True
 
 
 def _verify_digests(tf: TensorFile, tensor: Tensor, report: CheckReport, cancelled: CancelCheck | None) -> None:
