@@ -104,18 +104,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-#: TEMPORARY: cycles of the GUI's editing / window / file view modules, which the concurrent session-layer work is
-#: restructuring (pyproject lists the same modules). The test fails on any other cycle and on these growing.
-KNOWN_GUI_CYCLES = [
-    ["ztviewer.gui.editing.tree_edits", "ztviewer.gui.file_view", "ztviewer.gui.views.decoded_bytes"],
-    ["ztviewer.gui.changed_on_disk", "ztviewer.gui.editing.controller", "ztviewer.gui.editing.replaced_tabs",
-     "ztviewer.gui.editing.saving", "ztviewer.gui.main_window", "ztviewer.gui.window_actions"],
-]
-
-
 def test_no_module_level_import_cycle():
     graph = import_graph()
-    found = [group for group in cycles(graph) if group not in KNOWN_GUI_CYCLES]
+    found = cycles(graph)
     described = ["\n".join(f"  {m} -> {sorted(graph[m] & set(group))}" for m in group) for group in found]
     assert not found, "import cycles:\n" + "\n\n".join(described)
 

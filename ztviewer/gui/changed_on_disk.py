@@ -8,20 +8,22 @@ again and applies the tab's unsaved edits (the steps in effect) to the new docum
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QAbstractButton, QMessageBox
 
 from ztviewer.codec import TensorFile
 from ztviewer.codec.errors import CodecError
 from ztviewer.session.formatting import plural
 
+from .window_host import WindowHost
+
 if TYPE_CHECKING:
     from ztviewer.session.edit_session import EditStep
 
     from .file_view import FileView
-    from .main_window import MainWindow
+    from .tab_opener import TabOpener
 
 POLL_MS = 2000
 
@@ -36,11 +38,18 @@ def changed_on_disk(tf: TensorFile) -> str | None:
     return None
 
 
+class WatchedWindow(WindowHost, Protocol):
+    """The window as the watcher uses it: its tabs, and the opener that reads a file again."""
+
+    @property
+    def opener(self) -> TabOpener: ...
+
+
 class DiskWatcher(QObject):
     """Polls the files of the window's tabs; one warning per changed file, with Reload."""
 
-    def __init__(self, window: MainWindow, interval_ms: int = POLL_MS) -> None:
-        super().__init__(window)
+    def __init__(self, window: WatchedWindow, interval_ms: int = POLL_MS) -> None:
+        super().__init__(window.window())
         self.window = window
         self._told: set[int] = set()        # id() of the TensorFile objects already reported
         self.timer = QTimer(self)
@@ -61,11 +70,11 @@ class DiskWatcher(QObject):
 
     def offer_reload(self, view: FileView, why: str) -> None:
         path = view.tensor_file.path
-        session = getattr(view, "edit_session", None)
+        session = view.edit_session
         edits = session is not None and session.modified
         self.window.statusBar().showMessage(f"{path} changed on disk: {why}", 0)
         box = QMessageBox(QMessageBox.Icon.Warning, "File changed on disk",
-                          f"{os.path.basename(path)} changed on disk: {why}.", parent=self.window)
+                          f"{os.path.basename(path)} changed on disk: {why}.", parent=self.window.window())
         box.setInformativeText("What is shown no longer matches the file, and reading it stops with an error. "
                                + ("Reload reads it again and applies your unsaved edits to it."
                                   if edits else "Reload reads it again."))
@@ -76,19 +85,19 @@ class DiskWatcher(QObject):
         self.box = box
         box.open()
 
-    def _answered(self, box: QMessageBox, reload: object, view: FileView) -> None:
+    def _answered(self, box: QMessageBox, reload: QAbstractButton, view: FileView) -> None:
         self.box = None
         if box.clickedButton() is reload:
             self.reload(view)
 
     def reload(self, view: FileView) -> None:
         """Read the file again in the same tab, then apply the edits that were in effect."""
-        session = getattr(view, "edit_session", None)
+        session = view.edit_session
         steps = session.edits.applied_steps() if session is not None else ()
         self.window.opener.reload(view, lambda new: self._reloaded(new, steps))
 
     def _reloaded(self, view: FileView, steps: tuple[EditStep, ...]) -> None:
-        session = getattr(view, "edit_session", None)
+        session = view.edit_session
         if session is None or not steps:
             return
         refused = []

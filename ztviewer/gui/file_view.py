@@ -39,8 +39,8 @@ from .views.hex_view import HexView
 from .views.verify_progress import VerifyProgress
 
 if TYPE_CHECKING:
-    from .editing.session import EditSession
-    from .editing.tree_edits import TreeEditing
+    from .models.edit_stack import EditSession
+    from .views.tree_edits import TreeEditing
 
 AUTO_GROUP_TENSORS = 20_000     # files with more tensors open grouped by name prefix
 EXPAND_MATCHES = 200            # expand groups to show matches when a filter leaves at most this many
@@ -148,10 +148,10 @@ class FileView(QWidget):
         self.splitter.setStretchFactor(1, 0)
         self.splitter.setChildrenCollapsible(False)
         self._sized = False
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.splitter, 1)
-        layout.addWidget(self.verify_bar)
+        self.main_layout = QVBoxLayout(self)
+        self.main_layout.setContentsMargins(4, 4, 4, 4)
+        self.main_layout.addWidget(self.splitter, 1)
+        self.main_layout.addWidget(self.verify_bar)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
@@ -368,8 +368,8 @@ class FileView(QWidget):
                        report: Callable[[str], None]) -> EditSession | None:
         """Edit this file: its session's edits get an undo stack, the tree its Rename / Delete actions. Returns
         the edit session (None for a file that cannot be read, so cannot be edited)."""
-        from .editing.session import create_session
-        from .editing.tree_edits import TreeEditing
+        from .models.edit_stack import create_session
+        from .views.tree_edits import TreeEditing
 
         if self.edit_session is None:
             self.edit_session = create_session(self.session, self)
@@ -384,7 +384,7 @@ class FileView(QWidget):
             self.save_progress.deleteLater()
         self.save_progress = strip
         if strip is not None:
-            self.layout().addWidget(strip)
+            self.main_layout.addWidget(strip)
 
     # -- verification ----------------------------------------------------------------------------------------
     def report_problems(self, problems: list[Problem]) -> None:
@@ -419,10 +419,13 @@ class FileView(QWidget):
             if isinstance(item, TensorFile):
                 return self.verifier.start(components_with_digests(self.tensor_file))
             if isinstance(item, Component):
-                tensor = self.tree_model.tensor_of(source)
-                pairs[(id(tensor), item.role)] = (tensor, item)
+                if (tensor := self.tree_model.tensor_of(source)) is not None:
+                    pairs[(id(tensor), item.role)] = (tensor, item)
                 continue
-            tensors = [self.tensor_file.tensors[p] for p in item.members] if isinstance(item, TensorGroup) else [item]
+            if isinstance(item, TensorGroup):
+                tensors = [self.tensor_file.tensors[p] for p in item.members]
+            else:
+                tensors = [item] if item is not None else []
             pairs.update(((id(t), c.role), (t, c)) for t in tensors for c in t.components.values())
         return self.verifier.start([(t, c) for t, c in pairs.values() if c.digest is not None])
 

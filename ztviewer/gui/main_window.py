@@ -75,10 +75,9 @@ class MainWindow(QMainWindow):
         self.dock_layout.size_by_width(self.properties_dock, self.problems_dock, self.inspector_dock)
 
         self.actions_ = WindowActions(self)
-        self.actions_.toolbar()
-        self.actions_.build_menus()
+        menus = self.actions_.build_menus()
         self.editing = EditController(self)
-        self.editing.install()
+        self.editing.install(menus, reload=self.actions_.reload, beside=self.properties_dock)
         self.disk_watch = DiskWatcher(self)
         self.welcome.open_button.clicked.connect(self.opener.show_open_dialog)
         self.recent = RecentFiles(self.settings, self.actions_.recent_menu, self)

@@ -2,31 +2,91 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QStyle, QToolBar
+from PySide6.QtWidgets import QDockWidget, QMenu, QMenuBar, QStyle, QToolBar
+
+from ztviewer.codec import Tensor, TensorFile
 
 from .copy_code import CopyCodeMenu
+from .window_host import WindowHost
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .tab_opener import TabOpener
 
 SP = QStyle.StandardPixmap
+Shortcut = str | QKeySequence.StandardKey | list[str | QKeySequence.StandardKey]
+
+
+class ActionsHost(WindowHost, Protocol):
+    """The window as its actions use it: the commands they trigger, its menu bar and tool bar."""
+
+    @property
+    def opener(self) -> TabOpener: ...
+
+    def menuBar(self) -> QMenuBar: ...
+
+    def addToolBar(self, toolbar: QToolBar, /) -> None: ...
+
+    def docks(self) -> list[QDockWidget]: ...
+
+    def reload_current(self) -> object: ...
+
+    def close_current(self) -> None: ...
+
+    def close(self) -> bool: ...
+
+    def focus_filter(self) -> None: ...
+
+    def show_goto_dialog(self) -> None: ...
+
+    def set_grouped(self, grouped: bool) -> None: ...
+
+    def restore_manifest_order(self) -> None: ...
+
+    def verify(self, selection_only: bool = False) -> object: ...
+
+    def check_file(self) -> object: ...
+
+    def cancel_verify(self) -> None: ...
+
+    def cycle_tab(self, step: int) -> None: ...
+
+    def show_quick_guide(self) -> object: ...
+
+    def show_shortcuts(self) -> object: ...
+
+    def show_about(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class WindowMenus:
+    """The menus of the menu bar, by what they are (never found by their text), and the tool bar."""
+
+    file: QMenu
+    recent: QMenu
+    edit: QMenu
+    view: QMenu
+    tools: QMenu
+    help: QMenu
+    toolbar: QToolBar
 
 
 class WindowActions:
     """Creates every action once; the window enables them according to the current tab."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: ActionsHost) -> None:
         self.window = window
-        style = window.style()
+        parent = window.window()
+        style = parent.style()
         w = window
 
-        def action(text: str, slot: Callable, shortcut=None, icon=None, tip: str = "",
-                   checkable: bool = False) -> QAction:
-            act = QAction(text, window)
+        def action(text: str, slot: Callable[..., object], shortcut: Shortcut | None = None,
+                   icon: QStyle.StandardPixmap | None = None, tip: str = "", checkable: bool = False) -> QAction:
+            act = QAction(text, parent)
             if shortcut is not None:
                 keys = shortcut if isinstance(shortcut, list) else [shortcut]
                 sequences: list[QKeySequence] = []
@@ -96,12 +156,14 @@ class WindowActions:
                              self.verify_all, self.verify_selection, self.check_file, self.next_tab, self.previous_tab,
                              self.copy_code, self.find_bytes, self.find_next_bytes, self.find_previous_bytes]
 
-    def build_menus(self) -> None:
+    def build_menus(self) -> WindowMenus:
+        """The tool bar and the menu bar's menus, once."""
         w = self.window
+        toolbar = self._build_toolbar()
         bar = w.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addAction(self.open)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
+        recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addAction(self.compare)
         file_menu.addSeparator()
         file_menu.addAction(self.reload)
@@ -116,7 +178,8 @@ class WindowActions:
         edit_menu.addAction(self.find_next_bytes)
         edit_menu.addAction(self.find_previous_bytes)
         edit_menu.addSeparator()
-        self.copy_code_menu = CopyCodeMenu(self._code_target, lambda text: w.statusBar().showMessage(text, 8000), w)
+        self.copy_code_menu = CopyCodeMenu(self._code_target, lambda text: w.statusBar().showMessage(text, 8000),
+                                           w.window())
         edit_menu.addAction(self.copy_code)
         edit_menu.addMenu(self.copy_code_menu)
         view_menu = bar.addMenu("&View")
@@ -126,7 +189,7 @@ class WindowActions:
         view_menu.addSeparator()
         for dock in w.docks():
             view_menu.addAction(dock.toggleViewAction())
-        view_menu.addAction(self.toolbar().toggleViewAction())
+        view_menu.addAction(toolbar.toggleViewAction())
         view_menu.addSeparator()
         view_menu.addAction(self.next_tab)
         view_menu.addAction(self.previous_tab)
@@ -140,11 +203,17 @@ class WindowActions:
         help_menu.addAction(self.shortcuts_help)
         help_menu.addSeparator()
         help_menu.addAction(self.about)
+        self.menus = WindowMenus(file_menu, recent_menu, edit_menu, view_menu, tools_menu, help_menu, toolbar)
+        return self.menus
 
-    def _code_target(self):
+    @property
+    def recent_menu(self) -> QMenu:
+        return self.menus.recent
+
+    def _code_target(self) -> tuple[TensorFile, Tensor] | None:
         view = self.window.current_view()
         tensor = view.current_tensor() if view is not None else None
-        return None if tensor is None else (view.tensor_file, tensor)
+        return None if view is None or tensor is None else (view.tensor_file, tensor)
 
     def _find_bar(self, what: str) -> None:
         view = self.window.current_view()
@@ -155,11 +224,8 @@ class WindowActions:
     def _copy_code(self) -> None:
         self.copy_code_menu.copy_first()
 
-    def toolbar(self) -> QToolBar:
-        existing = self.window.findChild(QToolBar, "mainToolBar")
-        if existing is not None:
-            return existing
-        toolbar = QToolBar("Toolbar", self.window)
+    def _build_toolbar(self) -> QToolBar:
+        toolbar = QToolBar("Toolbar", self.window.window())
         toolbar.setObjectName("mainToolBar")
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.setMovable(False)

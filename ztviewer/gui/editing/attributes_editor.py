@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 
 from ztviewer.session import value_text
 
+from ..models.edit_stack import EditSession
 from .attributes_model import KIND_ROLE, VALUE_ROLE, AttrColumn, AttributesModel
-from .session import EditSession
 
 INVALID_STYLE = "QLineEdit { background: #fde2e1; }"
 

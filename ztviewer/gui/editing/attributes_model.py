@@ -29,7 +29,7 @@ from ztviewer.codec.edit import (
 from ztviewer.codec.errors import EditRefused
 from ztviewer.session import value_text
 
-from .session import EditSession
+from ..models.edit_stack import EditSession
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1      # allowed kinds of a type cell (tuple of str)

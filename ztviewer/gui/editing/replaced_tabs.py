@@ -8,19 +8,21 @@ that is saving that file itself makes the Save As wait (two writers to one path)
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from shiboken6 import Shiboken
 
 if TYPE_CHECKING:
     from ..file_view import FileView
-    from .controller import EditController
+    from ..models.edit_stack import EditSession
+    from .host import SaveHost
 
 
 class ReplacedTabs:
     """The tabs other than ``view`` that show ``path``, which a save of ``view`` to ``path`` replaces."""
 
-    def __init__(self, controller: EditController, view: FileView, path: str) -> None:
+    def __init__(self, controller: SaveHost, view: FileView, path: str) -> None:
         self.controller, self.window = controller, controller.window
         self.view, self.path = view, path
         self.views = [v for v in self.window.views_for(path) if v is not view]
@@ -54,7 +56,7 @@ class ReplacedTabs:
                 session.stack.setClean()
             self.window.remove_tab_widget(view)
 
-    def _sessions(self):
+    def _sessions(self) -> Iterator[EditSession]:
         for view in self.views:
             session = self.controller.session_of(view) if Shiboken.isValid(view) else None
             if session is not None and Shiboken.isValid(session):

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject
 from ztviewer.session.formatting import human_bytes, plural
 from ztviewer.workers.tasks import OpenedFile, SaveTask
 
+from .host import SaveHost
 from .replaced_tabs import ReplacedTabs
 from .save_progress import SaveProgress
 
@@ -21,26 +22,28 @@ if TYPE_CHECKING:     # the dialog and the writers are imported on the first Sav
 
     from ..dialogs.save_as import SaveAsDialog
     from ..file_view import FileView
-    from .controller import EditController
 
 
 class SaveFlow(QObject):
-    def __init__(self, controller: EditController) -> None:
-        super().__init__(controller)
+    """The saves of the window's tabs, for the edit controller (given as :class:`~.host.SaveHost`)."""
+
+    def __init__(self, controller: SaveHost) -> None:
+        super().__init__(controller.window.window())
         self.controller = controller
         self.window = controller.window
         self.tasks: dict[int, SaveTask] = {}      # id(view) -> running save
 
     def ask_save_as(self, view: FileView | None) -> SaveAsDialog | None:
         session = self.controller.session_of(view)
-        if session is None or session.saving:
+        if view is None or session is None or session.saving:
             return None
         from ztviewer.session.conversion import with_extension
 
         from ..dialogs.save_as import SaveAsDialog
 
         root, _ = os.path.splitext(view.tensor_file.path)
-        dialog = SaveAsDialog(session.doc, with_extension(root + "-edited", session.doc.target.key), self.window)
+        dialog = SaveAsDialog(session.doc, with_extension(root + "-edited", session.doc.target.key),
+                              self.window.window())
         dialog.accepted.connect(lambda: self._accepted(view, dialog))
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
@@ -55,12 +58,14 @@ class SaveFlow(QObject):
             self.save(view, verdict.doc, dialog.path, replaced=replaced, compact=dialog.compact)
 
     def save(self, view: FileView, doc: EditableDocument, path: str, reopen: bool = True,
-             then: Callable[[], None] | None = None, replaced: ReplacedTabs | None = None,
+             then: Callable[[], object] | None = None, replaced: ReplacedTabs | None = None,
              compact: bool = False) -> SaveTask | None:
         """Write ``doc`` (copied, so edits and the save do not race) to ``path`` on a worker; None when the
         tab is already saving (or held by another tab's save over its file). Save As is ``compact``: a zTensor
         v2 file is written afresh (canonical form) rather than given an appended generation."""
         session = self.controller.session_of(view)
+        if session is None:          # a file that could not be read has nothing to save
+            return None
         if session.saving:
             self.window.show_error(f"Cannot save {path}", "the file is being saved; try again once that has finished.")
             return None

@@ -2,12 +2,13 @@
 instead of its stored bytes. A ``zt.zstd-seekable/1`` part decodes only the frames on screen."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+from PySide6.QtCore import QThreadPool, SignalInstance
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from ztviewer.codec import Component
+from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.errors import CodecError
 from ztviewer.session.decoded_part import DecodedPart, why_not_decodable
 from ztviewer.session.file_layout import FileLayout, Owners
@@ -17,7 +18,31 @@ from .hex_copy import HexActions
 from .hex_find import HexFindBar
 
 if TYPE_CHECKING:
-    from ..file_view import FileView
+    from .hex_view import HexView
+
+
+class BytesHost(Protocol):
+    """The file's view, whose hex view the Bytes page holds: its selection, and where decoded bytes are shown."""
+
+    @property
+    def hex_view(self) -> HexView: ...
+
+    @property
+    def tensor_file(self) -> TensorFile: ...
+
+    @property
+    def selection_changed(self) -> SignalInstance: ...
+
+    @property
+    def status_message(self) -> SignalInstance: ...
+
+    def current_item(self) -> object: ...
+
+    def current_tensor(self) -> Tensor | None: ...
+
+    def select_item(self, tensor: Tensor | None, role: str | None = None, scroll_hex: bool = True) -> bool: ...
+
+    def show_bytes_of(self, part: DecodedPart | None, layout: FileLayout | None) -> None: ...
 
 
 def part_layout(part: DecodedPart) -> FileLayout:
@@ -30,7 +55,7 @@ def part_layout(part: DecodedPart) -> FileLayout:
 class DecodedBytes(QWidget):
     """The Bytes page: a bar with the switch above the view's hex view. Follows the view's selection."""
 
-    def __init__(self, view: FileView, pool=None) -> None:
+    def __init__(self, view: BytesHost, pool: QThreadPool | None = None) -> None:
         super().__init__()
         self.setObjectName("bytesPage")
         self.view = view
@@ -64,7 +89,7 @@ class DecodedBytes(QWidget):
     def showing_decoded(self) -> bool:
         return self.part is not None
 
-    def _follow(self, item) -> None:
+    def _follow(self, item: object) -> None:
         """A new selection: offer the switch for a compressed part, and keep showing decoded bytes if on."""
         component = item if isinstance(item, Component) else None
         tensor = self.view.current_tensor() if component is not None else None
@@ -94,7 +119,7 @@ class DecodedBytes(QWidget):
             self._show_stored()
             self.view.select_item(tensor, component.role if isinstance(component, Component) else None)
 
-    def _show_decoded(self, tensor, component: Component) -> None:
+    def _show_decoded(self, tensor: Tensor, component: Component) -> None:
         try:
             part = DecodedPart(self.view.tensor_file, tensor, component)
         except (CodecError, ValueError) as exc:

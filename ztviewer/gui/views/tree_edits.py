@@ -3,22 +3,37 @@ deletions from the session: :class:`ztviewer.session.tree_marks.PendingNames`)."
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QTreeView
+
+from ztviewer.codec import Tensor
 
 if TYPE_CHECKING:
-    from ..file_view import FileView
-    from .session import EditSession
+    from ztviewer.codec.edit import Command
+
+    from ..models.edit_stack import EditSession
+
+
+class EditableTree(Protocol):
+    """The tensor tree of a file's view, as its Rename / Delete actions use it."""
+
+    @property
+    def tree(self) -> QTreeView: ...
+
+    def current_tensor(self) -> Tensor | None: ...
+
+    def selected_tensors(self) -> list[Tensor]: ...
+
 
 class TreeEditing(QObject):
-    """Rename / delete of the selected tensors of one FileView, through its edit session."""
+    """Rename / delete of the selected tensors of one file's view, through its edit session."""
 
-    def __init__(self, view: FileView, session: EditSession, ask_text: Callable[[str, str, str], str | None],
+    def __init__(self, view: EditableTree, session: EditSession, ask_text: Callable[[str, str, str], str | None],
                  report: Callable[[str], None]) -> None:
-        super().__init__(view)
+        super().__init__(view.tree)
         self.view, self.session, self.ask_text, self.report = view, session, ask_text, report
         self.rename_action = QAction("&Rename Tensor…", view.tree)
         self.rename_action.setShortcut("F2")
@@ -51,7 +66,7 @@ class TreeEditing(QObject):
 
             self._push([DeleteTensor(n) for n in names], f"delete {len(names)} tensors")
 
-    def _push(self, commands, macro: str) -> None:
+    def _push(self, commands: list[Command], macro: str) -> None:
         from ztviewer.codec.errors import EditRefused
 
         try:
@@ -59,7 +74,7 @@ class TreeEditing(QObject):
         except EditRefused as exc:
             self.report(exc.message)
 
-    def _context_menu(self, pos) -> None:
+    def _context_menu(self, pos: QPoint) -> None:
         tensors = self.view.selected_tensors()
         live = [t for t in tensors if self.session.current_name(t) is not None]
         self.rename_action.setEnabled(len(live) == 1)

@@ -82,9 +82,9 @@ class EditSession(QObject):
             self.edits.mark_clean()
 
     def detach(self) -> None:
-        for event, callback in ((self.edits.pushed, self._on_pushed), (self.edits.moved, self._on_moved),
-                                (self.edits.changed, self._on_changed)):
-            event.disconnect(callback)
+        self.edits.pushed.disconnect(self._on_pushed)
+        self.edits.moved.disconnect(self._on_moved)
+        self.edits.changed.disconnect(self._on_changed)
 
     # -- the session's edits, as the editing widgets use them -------------------------------------------------
     @property
