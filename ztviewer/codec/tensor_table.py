@@ -125,7 +125,7 @@ class TensorTable(MutableSequence[Tensor]):
                         lengths if self.decoded else repeat(None, count), repeat(self.spelling, count),
                         repeat(None, count), repeat(None, count) if stored is None else map(_first, stored),
                         repeat(None, count) if stored is None else map(_second, stored), repeat(shard_name, count),
-                        repeat(source, count), range(start, stop) if shard_name is not None else repeat(None, count)))
+                        repeat(source, count), repeat(None, count) if self.shard is None else range(start, stop)))
 
     def transient(self, start: int, stop: int) -> list[Tensor]:
         """The tensors at ``start:stop`` for a look that keeps none of them (a listing written out): the ones

@@ -20,8 +20,8 @@ from typing import Any
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ..huge_int import HugeInt
 from ..model import Component, Problem, Tensor, dense_tensor, error, warning
+from ..plain_columns import MAX_RANK, U64_MAX
 
-U64_MAX = (1 << 64) - 1
 ENTRY_KEYS = ("dtype", "shape", "data_offsets")
 RULE_DTYPE = "dtype must be one of the safetensors dtypes"
 RULE_SHAPE = "shape is a list of non-negative integers"
@@ -32,7 +32,6 @@ RULE_COVERED = "file not fully covered: the tensors exactly fill the byte buffer
 
 _KNOWN = ", ".join(sorted(SAFETENSORS_TO_CANONICAL))
 DTYPE_INFO = {st: (canon, DTYPES[canon].itemsize) for st, canon in SAFETENSORS_TO_CANONICAL.items()}
-_FAST_MAX_NDIM = 64  # bounds the size product on the fast path; longer shapes take the checked path
 _first = itemgetter(0)
 
 #: Locates a tensor's entry in the header: name → absolute byte offset of its key, or None.
@@ -69,7 +68,7 @@ def fast_tensors(entries: Sequence[tuple[str, Any]], base: int, buffer_len: int)
         for index, (name, ((k1, raw_dtype), (k2, shape), (k3, (begin, end)))) in enumerate(entries):
             info = lookup(raw_dtype)
             if (info is None or k1 != "dtype" or k2 != "shape" or k3 != "data_offsets" or type(shape) is not list
-                    or len(shape) > _FAST_MAX_NDIM or type(begin) is not int or type(end) is not int
+                    or len(shape) > MAX_RANK or type(begin) is not int or type(end) is not int
                     or begin != covered):
                 return None
             dtype, nbytes = info

@@ -1,30 +1,28 @@
 """The plain path of the zTensor 1.x readers: a manifest of plain dense entries proven sound column by column.
 
-When every entry is a dense tensor with one ``data`` component holding only the required keys (v1.0:
-``{dtype, shape, format, components: {data: {offset, length}}}``; objects layout: ``{shape, format,
-components: {data: {dtype, offset, length}}}``) and sizes that match, a fixed number of C-level passes over all
-entries proves it and the tensors are listed as a :class:`~ztviewer.codec.tensor_table.TensorTable`, with no
-Python code per entry. Otherwise it answers ``None`` and the per-entry loops of :mod:`.zt_fast` read the
-manifest (they take optional component keys too, and send any unusual entry to the layout's full reader).
+When every entry is a dense tensor with one ``data`` component holding only the required keys (v1.0: ``{dtype,
+shape, format, components: {data: {offset, length}}}``; objects layout: ``{shape, format, components: {data: {dtype,
+offset, length}}}``) and sizes that match, a fixed number of C-level passes over all entries
+(:func:`~ztviewer.codec.plain_columns.plain_lengths`) proves it and the tensors are listed as a
+:class:`~ztviewer.codec.tensor_table.TensorTable`, with no Python code per entry. Otherwise it answers ``None`` and
+the per-entry loops of :mod:`.zt_fast` read the manifest (they take optional component keys too, and send any
+unusual entry to the layout's full reader).
 """
 from __future__ import annotations
 
-import math
-from itertools import chain
-from operator import itemgetter, mul
+from operator import itemgetter
 from typing import Any
 
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
+from ..plain_columns import plain_lengths
 from ..tensor_table import TensorTable
 
-U64_MAX = (1 << 64) - 1
-MAX_NDIM = 64  # longer shapes go entry by entry
 _V10_ITEMSIZE = {name: DTYPES[name].itemsize for name in ZT_LONG_NAMES}
 _SHORT_ITEMSIZE = {short: DTYPES[name].itemsize for short, name in ZT_SHORT_TO_CANONICAL.items()}
 _dtype, _shape, _format = itemgetter("dtype"), itemgetter("shape"), itemgetter("format")
 _components, _data = itemgetter("components"), itemgetter("data")
 _offset, _length = itemgetter("offset"), itemgetter("length")
-_DICT, _LIST, _INT, _STR, _DENSE, _ONE = {dict}, {list}, {int}, {str}, {"dense"}, {1}
+_DICT, _STR, _DENSE, _ONE = {dict}, {str}, {"dense"}, {1}
 
 
 def v10_table(entries: dict[Any, Any], start: int) -> TensorTable | None:
@@ -58,13 +56,7 @@ def _table(entries: dict[Any, Any], start: int, objects: bool) -> TensorTable | 
     except (KeyError, TypeError):  # a key missing, a role other than data, an unknown or unhashable dtype
         return None
     names = list(entries)
-    if set(map(type, names)) != _STR or set(map(type, shapes)) != _LIST or max(map(len, shapes)) > MAX_NDIM:
-        return None
-    numbers = offsets + lengths
-    numbers += chain.from_iterable(shapes)
-    if set(map(type, numbers)) != _INT or min(numbers) < 0 or max(numbers) > U64_MAX:
-        return None
-    if list(map(mul, map(math.prod, shapes), itemsizes)) != lengths:
+    if set(map(type, names)) != _STR or plain_lengths(shapes, itemsizes, offsets, lengths) is None:
         return None
     dtypes = list(map(ZT_SHORT_TO_CANONICAL.__getitem__, raw_dtypes)) if objects else raw_dtypes
     return TensorTable(names, dtypes, shapes, offsets, lengths, 0, start, spelling="dense")

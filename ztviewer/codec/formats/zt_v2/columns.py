@@ -9,22 +9,21 @@ loop builds. Anything else answers ``None`` and the per-object loop reads the ma
 """
 from __future__ import annotations
 
-import math
 import re
 from itertools import chain, repeat
-from operator import itemgetter, mul
+from operator import itemgetter
 from typing import Any
 
+from ...plain_columns import plain_lengths
 from ...tensor_table import TensorTable
 from .fast import KINDS, MAX_NAME_CHARS, OBJECT_KEYS, PART_KEYS
+from .vocab import DIGEST_PATTERN
 
-U64_MAX = (1 << 64) - 1
-MAX_RANK = 64
-_DIGESTS = re.compile(r"(?:xxh3:[0-9a-f]{16}|sha256:[0-9a-f]{64})(?:\n(?:xxh3:[0-9a-f]{16}|sha256:[0-9a-f]{64}))*")
+_DIGESTS = re.compile(f"(?:{DIGEST_PATTERN})(?:\n(?:{DIGEST_PATTERN}))*")  # digests joined by newlines
 _parts, _shape, _layout = itemgetter("parts"), itemgetter("shape"), itemgetter("layout")
 _data, _blob, _dtype = itemgetter("data"), itemgetter("blob"), itemgetter("dtype")
 _canonical, _width, _stored = itemgetter(0), itemgetter(2), itemgetter(1, 3)
-_DICT, _LIST, _INT, _STR, _ONE, _TWO = {dict}, {list}, {int}, {str}, {1}, {2}
+_DICT, _LIST, _STR, _ONE, _TWO = {dict}, {list}, {str}, {1}, {2}
 
 
 def objects_table(objects: dict[Any, Any]) -> TensorTable | None:
@@ -57,17 +56,11 @@ def objects_table(objects: dict[Any, Any]) -> TensorTable | None:
         return None
     blobs = list(map(_blob, data))
     shapes = list(map(_shape, values))
-    if set(map(type, blobs)) != _LIST or set(map(len, blobs)) != _TWO or set(map(type, shapes)) != _LIST:
-        return None
-    if max(map(len, shapes)) > MAX_RANK:
+    if set(map(type, blobs)) != _LIST or set(map(len, blobs)) != _TWO:
         return None
     numbers = list(chain.from_iterable(blobs))
     offsets, lengths = numbers[0::2], numbers[1::2]
-    numbers += chain.from_iterable(shapes)
-    if set(map(type, numbers)) != _INT or min(numbers) < 0 or max(numbers) > U64_MAX:
-        return None
-    counts = list(map(math.prod, shapes))
-    if max(counts) > U64_MAX or list(map(mul, counts, map(_width, kinds))) != lengths:
+    if plain_lengths(shapes, map(_width, kinds), offsets, lengths) is None:
         return None
     return TensorTable(names, list(map(_canonical, kinds)), shapes, offsets, lengths, spelling="dense",
                        digests=digests, stored=list(map(_stored, kinds)), decoded=True)

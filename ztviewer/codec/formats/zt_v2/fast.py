@@ -10,21 +10,19 @@ this loop only accepts what that reader accepts without a problem, and builds th
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from ...model import Tensor, dense_tensor
-from .vocab import LOGICAL, STORAGE
+from ...plain_columns import MAX_RANK, U64_MAX
+from .vocab import LOGICAL, STORAGE, is_digest
 
 Fallback = Callable[[int, Any, Any], Tensor]
-U64_MAX = (1 << 64) - 1
 MAX_NAME_CHARS = 256  # at most 1,024 UTF-8 bytes: longer names go to the full reader, which measures them
 OBJECT_KEYS = ("parts", "shape", "layout")
 #: the part key tuples the loop takes, in deterministic order → (has type, has digest)
 PART_KEYS = {("blob", "dtype"): (False, False), ("blob", "type", "dtype"): (True, False),
               ("blob", "dtype", "digest"): (False, True), ("blob", "type", "dtype", "digest"): (True, True)}
-_DIGEST = re.compile(r"xxh3:[0-9a-f]{16}|sha256:[0-9a-f]{64}").fullmatch
 #: (dtype, logical type) → (tensor dtype, component dtype, bytes per element, the component's extra)
 KINDS: dict[tuple[str, str | None], tuple[str, str, int, dict[str, Any]]] = {}
 for _short, (_canonical, _width) in STORAGE.items():
@@ -43,14 +41,14 @@ def objects_tensors(objects: dict[Any, Any], fallback: Fallback) -> list[Tensor]
     """One tensor per object, in manifest order."""
     tensors: list[Tensor] = []
     append = tensors.append
-    kinds, part_keys, digest_ok, dense = KINDS, PART_KEYS, _DIGEST, dense_tensor
+    kinds, part_keys, digest_ok, dense = KINDS, PART_KEYS, is_digest, dense_tensor
     for index, (name, entry) in enumerate(objects.items()):
         try:
             if (type(name) is not str or not name or len(name) > MAX_NAME_CHARS or "\0" in name
                     or type(entry) is not dict or tuple(entry) != OBJECT_KEYS or entry["layout"] != "dense"):
                 raise _Unusual
             parts, shape = entry["parts"], entry["shape"]
-            if type(parts) is not dict or len(parts) != 1 or type(shape) is not list or len(shape) > 64:
+            if type(parts) is not dict or len(parts) != 1 or type(shape) is not list or len(shape) > MAX_RANK:
                 raise _Unusual
             part = parts["data"]
             has_type, has_digest = part_keys[tuple(part)]

@@ -20,21 +20,32 @@ from itertools import repeat
 from operator import itemgetter, lt, mul, sub
 from typing import Any
 
+from ...plain_columns import MAX_RANK, U64_MAX
 from ...tensor_table import TensorTable
 from .cbor_check import CborError, decode_strict
 from .fast import KINDS
-from .vocab import LOGICAL
+from .vocab import DIGEST_HEX_DIGITS, LOGICAL
 
-U64_MAX = (1 << 64) - 1
 MAX_NAME_BYTES = 1024
 _INT = (rb"(?:[\x00-\x17]|\x18[\x18-\xff]|\x19[\x01-\xff].|\x1a(?:[\x01-\xff].|\x00[\x01-\xff])..|"
         rb"\x1b(?:[\x01-\xff]...|\x00[\x01-\xff]..|\x00\x00[\x01-\xff].|\x00\x00\x00[\x01-\xff]).{4})")
 
 
+def _text_head(length: int) -> bytes:
+    """The shortest head of a text string of ``length`` (< 256) bytes."""
+    assert length < 256
+    return bytes([0x60 + length]) if length < 24 else bytes([0x78, length])
+
+
 def _text(value: str) -> bytes:
     raw = value.encode()
-    assert len(raw) < 24
-    return bytes([0x60 + len(raw)]) + raw
+    return _text_head(len(raw)) + raw
+
+
+def _digest_token(algorithm: str, digits: int) -> bytes:
+    """A well-formed digest of ``algorithm`` as a text string token (:data:`.vocab.DIGEST_HEX_DIGITS`)."""
+    prefix = f"{algorithm}:".encode()
+    return re.escape(_text_head(len(prefix) + digits) + prefix) + b"[0-9a-f]{%d}" % digits
 
 
 _DTYPES = sorted({dtype for dtype, _ in KINDS})
@@ -47,8 +58,8 @@ _OBJECT = re.compile(
     + b"(" + _INT + b")(" + _INT + b")"                           # blob offset, length
     + rb"(?:\x64type(" + _ALTERNATIVES(re.escape(_text(t)) for t in _TYPES) + b"))?"
     + rb"\x65dtype(" + _ALTERNATIVES(re.escape(_text(d)) for d in _DTYPES) + b")"
-    + rb"(?:\x66digest(\x75xxh3:[0-9a-f]{16}|\x78\x47sha256:[0-9a-f]{64}))?"
-    + rb"\x65shape((?:[\x80-\x97]|\x98[\x18-\x40])(?:" + _INT + rb")*)"
+    + rb"(?:\x66digest(" + _ALTERNATIVES(_digest_token(*item) for item in DIGEST_HEX_DIGITS.items()) + b"))?"
+    + rb"\x65shape((?:[\x80-\x97]|\x98[\x18-" + re.escape(bytes([MAX_RANK])) + rb"])(?:" + _INT + rb")*)"
     + rb"\x66layout\x65dense", re.DOTALL)
 #: bytes of an object outside its captured groups (with the optional "type" and "digest" keys left out)
 _FIXED = len(b"\xa3\x65parts\xa1\x64data\x64blob\x82\x65dtype\x65shape\x66layout\x65dense")
@@ -141,8 +152,7 @@ def _table(heads: tuple[bytes, ...], names: tuple[bytes, ...], part_heads: tuple
         return None
     digest_column: list[str | None] | None = None
     if digests.count(b"") != len(digests):
-        digest_column = [token[1:].decode() if token[:1] == b"\x75" else token[2:].decode() if token else None
-                         for token in digests]
+        digest_column = [token[1 if token[0] < 0x78 else 2:].decode() if token else None for token in digests]
     return TensorTable(text, list(map(_canonical, kinds)), shape_column, offset_column, length_column,
                        spelling="dense", digests=digest_column, stored=list(map(_stored, kinds)), decoded=True)
 

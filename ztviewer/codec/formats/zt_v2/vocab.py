@@ -46,8 +46,12 @@ CANONICAL_TO_LOGICAL = {t.canonical: t.name for t in LOGICAL.values()}
 
 SEEKABLE = ENCODING_ID
 ENCODINGS = frozenset({SEEKABLE})
-DIGEST_ALGORITHMS = ("xxh3", "sha256")
-_DIGEST_RE = {"xxh3": re.compile(r"[0-9a-f]{16}"), "sha256": re.compile(r"[0-9a-f]{64}")}
+#: registered digest algorithm → lowercase hex digits of its value: a digest is ``<algorithm>:<hex>``
+DIGEST_HEX_DIGITS = {"xxh3": 16, "sha256": 64}
+DIGEST_ALGORITHMS = tuple(DIGEST_HEX_DIGITS)
+#: one well-formed digest as a regular expression (the plain paths match whole columns of them)
+DIGEST_PATTERN = "|".join(f"{name}:[0-9a-f]{{{digits}}}" for name, digits in DIGEST_HEX_DIGITS.items())
+is_digest = re.compile(DIGEST_PATTERN).fullmatch
 
 
 def digest_problem(value: object) -> str | None:
@@ -55,12 +59,11 @@ def digest_problem(value: object) -> str | None:
     algorithm (``xxh3``: 16 digits, ``sha256``: 64). ``None`` when it is well formed."""
     if type(value) is not str:
         return f"digest must be a text string, got {type(value).__name__}"
-    algorithm, sep, hexdigits = value.partition(":")
-    pattern = _DIGEST_RE.get(algorithm)
-    if not sep or pattern is None:
-        return f"digest {value!r:.80} names no registered algorithm (xxh3, sha256)"
-    if not pattern.fullmatch(hexdigits):
-        width = 16 if algorithm == "xxh3" else 64
+    algorithm, sep, _ = value.partition(":")
+    width = DIGEST_HEX_DIGITS.get(algorithm)
+    if not sep or width is None:
+        return f"digest {value!r:.80} names no registered algorithm ({', '.join(DIGEST_ALGORITHMS)})"
+    if not is_digest(value):
         return f"digest {value!r:.90} must be {algorithm}: followed by {width} lowercase hex digits"
     return None
 
