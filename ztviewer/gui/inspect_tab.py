@@ -2,16 +2,37 @@
 the right of the tensor tree, fed by the tree's current item."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtWidgets import QBoxLayout, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from ztviewer.session.selection import Selection
+from ztviewer.codec import Problem, Tensor
+from ztviewer.session.selection import Item, Selection
 
 if TYPE_CHECKING:
+    from ztviewer.session.file_session import FileSession
+
     from .views.inspect import InspectPanel
 
 INSPECT_SHARE = 0.6  # the right side gets at least this share of the width when Inspect is chosen
+
+
+class InspectHost(Protocol):
+    """What the Inspect area needs of the view it is added to (a :class:`~ztviewer.gui.file_view.FileView`)."""
+
+    @property
+    def session(self) -> FileSession: ...
+
+    @property
+    def status_message(self) -> SignalInstance: ...
+
+    @property
+    def splitter(self) -> QSplitter: ...     # between the tree and the Bytes | Inspect tabs (made after them)
+
+    def select_item(self, tensor: Tensor | None, role: str | None = None, scroll_hex: bool = True) -> bool: ...
+
+    def report_problems(self, problems: list[Problem]) -> None: ...
 
 
 class LazyInspectPage(QWidget):
@@ -19,12 +40,12 @@ class LazyInspectPage(QWidget):
     time it is needed (and so is pyqtgraph imported), so opening a file costs nothing for views nobody looked
     at. Attribute access is forwarded to the panel (building it)."""
 
-    def __init__(self, view) -> None:
+    def __init__(self, view: InspectHost) -> None:
         super().__init__()
         self._view = view
         self._panel: InspectPanel | None = None
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
 
     @property
     def panel(self) -> InspectPanel:
@@ -32,7 +53,7 @@ class LazyInspectPage(QWidget):
             from .views.inspect import InspectPanel
 
             panel = self._panel = InspectPanel()
-            self.layout().addWidget(panel)
+            self._layout.addWidget(panel)
             panel.set_session(self._view.session)
             panel.tensor_activated.connect(lambda tensor: self._view.select_item(tensor, scroll_hex=False))
             panel.message.connect(self._view.status_message)
@@ -43,13 +64,13 @@ class LazyInspectPage(QWidget):
         if self._panel is not None:
             self._panel.shutdown()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.panel, name)
 
 
-def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> tuple[LazyInspectPage, QTabWidget]:
+def add_inspect_tab(view: InspectHost, layout: QBoxLayout, bytes_widget: QWidget) -> tuple[LazyInspectPage, QTabWidget]:
     """Put ``bytes_widget`` (the hex view) and a (lazily built) :class:`InspectPanel` in tabs added to ``layout``;
     returns the page and the tabs.
 
@@ -65,7 +86,7 @@ def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> tuple[La
     tabs.addTab(page, "Inspect")
     layout.addWidget(tabs, 1)
 
-    pending: list = []
+    pending: list[tuple[Item, Tensor | None]] = []
 
     def follow(selection: Selection) -> None:
         pending[:] = [(selection.item, selection.tensor)]
@@ -75,9 +96,9 @@ def add_inspect_tab(view, layout: QBoxLayout, bytes_widget: QWidget) -> tuple[La
     def widen(index: int) -> None:
         if tabs.widget(index) is page and pending:
             page.panel.show_item(*pending.pop())
-        splitter = getattr(view, "splitter", None)
-        if tabs.widget(index) is not page or splitter is None:
+        if tabs.widget(index) is not page:
             return
+        splitter = view.splitter
         sizes = splitter.sizes()
         total = sum(sizes)
         if total and sizes[-1] < INSPECT_SHARE * total:

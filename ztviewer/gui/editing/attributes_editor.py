@@ -1,8 +1,8 @@
 """The attributes editor: a table (model + delegates) of the file's or the selected tensor's attributes."""
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, Qt
-from PySide6.QtGui import QKeySequence, QValidator
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QKeyEvent, QKeySequence, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QSizePolicy,
     QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -24,16 +25,17 @@ from ..models.edit_stack import EditSession
 from .attributes_model import KIND_ROLE, VALUE_ROLE, AttrColumn, AttributesModel
 
 INVALID_STYLE = "QLineEdit { background: #fde2e1; }"
+AnyIndex = QModelIndex | QPersistentModelIndex
 
 
 class KindValidator(QValidator):
     """Accepts text that parses as the kind; anything else is Intermediate (the editor cannot commit it)."""
 
-    def __init__(self, kind: str, parent=None) -> None:
+    def __init__(self, kind: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.kind = kind
 
-    def validate(self, text: str, pos: int):
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:
         try:
             value_text.parse(self.kind, text)
         except value_text.InvalidValue:
@@ -44,7 +46,7 @@ class KindValidator(QValidator):
 class AttributeDelegate(QStyledItemDelegate):
     """Type column: a combo of the kinds the format allows. Value column: a line edit validated as you type."""
 
-    def createEditor(self, parent: QWidget, option, index: QModelIndex) -> QWidget:
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: AnyIndex) -> QWidget:
         if index.column() == AttrColumn.TYPE:
             combo = QComboBox(parent)
             combo.addItems(list(index.data(KIND_ROLE)))
@@ -68,17 +70,17 @@ class AttributeDelegate(QStyledItemDelegate):
             editor.setStyleSheet("")
             editor.setToolTip("")
 
-    def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:
+    def setEditorData(self, editor: QWidget, index: AnyIndex) -> None:
         text = index.data(Qt.ItemDataRole.EditRole)
         if isinstance(editor, QComboBox):
             editor.setCurrentText(text)
-        else:
+        elif isinstance(editor, QLineEdit):
             editor.setText(text)
 
-    def setModelData(self, editor: QWidget, model, index: QModelIndex) -> None:
+    def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: AnyIndex) -> None:
         if isinstance(editor, QComboBox):
             model.setData(index, editor.currentText())
-        elif editor.validator() is None or editor.hasAcceptableInput():
+        elif isinstance(editor, QLineEdit) and (editor.validator() is None or editor.hasAcceptableInput()):
             model.setData(index, editor.text())
 
 
@@ -139,10 +141,12 @@ class AttributesEditor(QWidget):
         header.setStretchLastSection(True)
         self.table.setColumnWidth(AttrColumn.KEY, 130)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
-        self.add_button = QToolButton(text="Add")
+        self.add_button = QToolButton()
+        self.add_button.setText("Add")
         self.add_button.setToolTip("Add an attribute (then type its key and value)")
         self.add_button.clicked.connect(self.add_attribute)
-        self.remove_button = QToolButton(text="Remove")
+        self.remove_button = QToolButton()
+        self.remove_button.setText("Remove")
         self.remove_button.setToolTip("Remove the selected attributes (Del)")
         self.remove_button.clicked.connect(self.remove_selected)
         self.error = QLabel()
@@ -191,13 +195,13 @@ class AttributesEditor(QWidget):
         self.error.hide()
         self.model.remove([i.row() for i in self.table.selectionModel().selectedRows()])
 
-    def _update_buttons(self, *args) -> None:
+    def _update_buttons(self, *args: object) -> None:
         holds = self.model.can_hold()
         self.table.setEnabled(holds)
         self.add_button.setEnabled(holds)
         self.remove_button.setEnabled(holds and self.table.selectionModel().hasSelection())
 
-    def keyPressEvent(self, event) -> None:
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.matches(QKeySequence.StandardKey.Delete) and self.table.hasFocus():
             self.remove_selected()
         else:

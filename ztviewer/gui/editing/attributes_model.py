@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     Qt,
     Signal,
@@ -50,7 +51,7 @@ class AttributesModel(QAbstractTableModel):
 
     refused = Signal(str)
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.session: EditSession | None = None
         self.scope: str | None = None
@@ -173,6 +174,8 @@ class AttributesModel(QAbstractTableModel):
         return RenameFileAttribute(old, new) if self.scope is None else RenameTensorAttribute(self.scope, old, new)
 
     def _push(self, command: Command) -> bool:
+        if self.session is None:        # no file (or one that could not be read): nothing to edit
+            return False
         try:
             self.session.push(command)
         except EditRefused as exc:

@@ -19,6 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from ztviewer.codec.source import Source
+from ztviewer.session.decoded_part import DecodedPart
+
+ByteSource = Source | DecodedPart     # the file's (or a shard's) bytes, or a compressed part's decoded bytes
 
 # (label, byte count, struct code or special decoder)
 TYPES = (("u8", 1, "B"), ("i8", 1, "b"), ("u16", 2, "H"), ("i16", 2, "h"), ("u32", 4, "I"), ("i32", 4, "i"),
@@ -48,7 +51,7 @@ class DataInspector(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("dataInspector")
-        self._source: Source | None = None
+        self._source: ByteSource | None = None
         self._offset = 0
         self.position = QLabel()
         self.position.setMinimumWidth(40)      # a long part name must not widen the dock
@@ -87,10 +90,10 @@ class DataInspector(QWidget):
         self.refresh()
 
     @property
-    def source(self) -> Source | None:
+    def source(self) -> ByteSource | None:
         return self._source
 
-    def set_source(self, source: Source | None) -> None:
+    def set_source(self, source: ByteSource | None) -> None:
         self._source, self._offset = source, 0
         self.refresh()
 
@@ -105,9 +108,10 @@ class DataInspector(QWidget):
         data = self._source.window(self._offset, 8) if self._source is not None else b""
         little = not self.big_endian.isChecked()
         order = "little-endian" if little else "big-endian"
-        decoded = getattr(self._source, "decoded", False)
-        text = (f"{'Decoded bytes' if decoded else 'Bytes'} at 0x{self._offset:X} ({self._offset:,}), {order}"
-                + (f" · {self._source.label}" if decoded else "")) if self._source is not None else "No file"
+        part = self._source if isinstance(self._source, DecodedPart) else None
+        what = "Bytes" if part is None else "Decoded bytes"
+        text = (f"{what} at 0x{self._offset:X} ({self._offset:,}), {order}"
+                + (f" · {part.label}" if part is not None else "")) if self._source is not None else "No file"
         self.position.setText(text)
         self.position.setToolTip(text)
         for label, size, code in TYPES:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QImage,
@@ -19,6 +19,7 @@ from PySide6.QtGui import (
     QPalette,
     QPen,
     QPolygonF,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
@@ -109,13 +110,13 @@ class FileMap(QWidget):
         return best, offset
 
     # -- events -----------------------------------------------------------------------------------------------
-    def resizeEvent(self, event) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         self._image = None
         super().resizeEvent(event)
         self._fit_legend()
 
-    def changeEvent(self, event) -> None:
-        if event.type() == event.Type.PaletteChange:
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
             self._image = None
         super().changeEvent(event)
 
@@ -142,7 +143,7 @@ class FileMap(QWidget):
             painter.end()
             return
         if self._image is None or self._image.width() != int(bar.width()):
-            self._image = self._render_bar(int(bar.width()))
+            self._image = self._render_bar(self._layout, int(bar.width()))
         painter.drawImage(bar.topLeft(), self._image)
         painter.setPen(QPen(palette.color(QPalette.ColorRole.Mid), 1))
         painter.drawRect(bar.adjusted(-0.5, -0.5, 0.5, 0.5))
@@ -152,15 +153,15 @@ class FileMap(QWidget):
         painter.end()
 
     # -- painting ---------------------------------------------------------------------------------------------
-    def _render_bar(self, width: int) -> QImage:
-        winners = column_winners(self._layout, width, _PRIORITY)
+    def _render_bar(self, layout: FileLayout, width: int) -> QImage:
+        winners = column_winners(layout, width, _PRIORITY)
         image = QImage(width, _BAR_H, QImage.Format.Format_RGB32)
         image.fill(self.palette().color(QPalette.ColorRole.Base))
         painter = QPainter(image)
         bounds = [0, *(np.flatnonzero(np.diff(winners)) + 1).tolist(), width]
         for start, stop in pairwise(bounds):
             if winners[start] >= 0:
-                painter.fillRect(start, 0, stop - start, _BAR_H, self._color(self._layout.segment(int(winners[start]))))
+                painter.fillRect(start, 0, stop - start, _BAR_H, self._color(layout.segment(int(winners[start]))))
         painter.end()
         return image
 

@@ -3,8 +3,11 @@ order), next / previous from the cursor (F3 / Shift+F3), searched on a worker in
 (:mod:`ztviewer.session.find_bytes`); a hit is selected in the hex view."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QThreadPool, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,11 +24,16 @@ from ztviewer.session.find_bytes import (
     KINDS,
     TEXT,
     BadPattern,
+    Searchable,
     find_wrapping,
     pattern_bytes,
 )
 
 from .hex_view import HexView
+
+if TYPE_CHECKING:
+    from ztviewer.workers.job_slot import JobSlot
+    from ztviewer.workers.tasks import AnalysisTask
 
 KIND_LABELS = {HEX: "hex bytes", TEXT: "text (UTF-8)"}
 
@@ -37,7 +45,7 @@ class HexFindBar(QWidget):
     message = Signal(str)
     finished = Signal(object)
 
-    def __init__(self, hex_view: HexView, pool=None, parent: QWidget | None = None) -> None:
+    def __init__(self, hex_view: HexView, pool: QThreadPool | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("hexFindBar")
         self.hex_view = hex_view
@@ -82,26 +90,26 @@ class HexFindBar(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
         self._pool = pool
-        self._slot = None
+        self._slot: JobSlot | None = None
         self._kind_changed()
 
     @property
-    def slot(self):  # made on first use: most windows never search
+    def slot(self) -> JobSlot:  # made on first use: most windows never search
         if self._slot is None:
             from ztviewer.workers.job_slot import JobSlot
 
-            self._slot = JobSlot(self._pool, self)
-            self._slot.progress.connect(self._progress)
+            slot = self._slot = JobSlot(self._pool, self)
+            slot.progress.connect(self._progress)
         return self._slot
 
-    def _action(self, text: str, keys, slot, tip: str) -> QAction:
+    def _action(self, text: str, keys: str | QKeySequence, slot: Callable[[], None], tip: str) -> QAction:
         action = QAction(text, self)
         action.setShortcut(QKeySequence(keys))
         action.setToolTip(tip)
         action.triggered.connect(slot)
         return action
 
-    def _kind_changed(self, *args) -> None:
+    def _kind_changed(self, *args: object) -> None:
         kind = self.kind.currentData()
         self.big_endian.setEnabled(kind not in (HEX, TEXT) and kind != "u8" and kind != "i8")
         examples = {HEX: "DE AD BE EF", TEXT: "text to find"}
@@ -139,12 +147,13 @@ class HexFindBar(QWidget):
         self.cancel_action.setEnabled(True)
         self.progress.setValue(0)
         self.progress.setVisible(source.size > (64 << 20))
-        self.slot.start(lambda ctx: find_wrapping(source, pattern, start, backward, cancelled=ctx.is_cancelled,
-                                                  progress=ctx.report_progress),
-                        lambda result: self._found(result, pattern, source),
-                        failed=self._failed)
+        def search(ctx: AnalysisTask) -> tuple[int | None, bool]:
+            return find_wrapping(source, pattern, start, backward, cancelled=ctx.is_cancelled,
+                                 progress=ctx.report_progress)
 
-    def _found(self, result, pattern: bytes, source) -> None:
+        self.slot.start(search, lambda result: self._found(result, pattern, source), failed=self._failed)
+
+    def _found(self, result: tuple[int | None, bool], pattern: bytes, source: Searchable) -> None:
         self._idle()
         offset, wrapped = result
         if source is not self.hex_view.source:
@@ -175,11 +184,11 @@ class HexFindBar(QWidget):
         self.cancel_action.setEnabled(False)
         self.progress.hide()
 
-    def _progress(self, done, total) -> None:
+    def _progress(self, done: int, total: int | None) -> None:
         if total:
             self.progress.setValue(int(1000 * done / total))
 
-    def keyPressEvent(self, event) -> None:
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:
             self.cancel()
             self.hide()

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -28,7 +29,7 @@ from ztviewer.session.value_grid import PlaneCells
 
 from .axes_panel import AxisSelector
 from .controls import DisplayControls
-from .export import ExportButton, SliceSource, tensor_export_job
+from .export import ExportButton, Plane, SliceSource, tensor_export_job
 from .image_plot import ImagePlot
 from .levels import CYCLIC, compute_levels, default_colormap, is_diverging, is_signed, log_magnitude
 from .line_control import LineController
@@ -52,7 +53,8 @@ class HeatmapView(QWidget):
     presentation_changed = Signal(str)  # the panel reloads the tensor read as this dtype
     rendered = Signal()  # a base or detail image (or line) was shown: tests and the benchmark wait on it
 
-    def __init__(self, pool=None, parent: QWidget | None = None, sparse_button: bool = True) -> None:
+    def __init__(self, pool: QThreadPool | None = None, parent: QWidget | None = None,
+                 sparse_button: bool = True) -> None:
         super().__init__(parent)
         self.data: DenseData | TTData | None = None
         self.name = ""
@@ -119,11 +121,11 @@ class HeatmapView(QWidget):
         self.lines = LineController(self, pool)
         self.base: Rendered | None = None
         self.detail: Rendered | None = None
-        self._plane = None
+        self._plane: Plane | None = None
         self._request = 0
         self._auto_cmap = True
         self._preview_shown: threading.Event | None = None
-        self._pending_prepare = None
+        self._pending_prepare: Callable[[], None] | None = None
         #: linked views (Compare): returns the automatic levels to use instead of this view's own, or None
         self.shared_levels: Callable[[], tuple[float, float] | None] | None = None
         self.controls.changed.connect(self._control_changed)
@@ -160,13 +162,15 @@ class HeatmapView(QWidget):
     def complex_mode(self) -> str:
         return self.controls.complex_mode.currentText()
 
-    def plane(self):
+    def plane(self) -> Plane | None:
         return self._plane
 
     def slice_source(self) -> SliceSource | None:
-        return None if self._plane is None else SliceSource(self._plane, self.data.dtype_name)
+        if self._plane is None or self.data is None:
+            return None
+        return SliceSource(self._plane, self.data.dtype_name)
 
-    def tensor_job(self, path: str):
+    def tensor_job(self, path: str) -> Callable[[Any], None] | None:
         return tensor_export_job(self.data, path)
 
     # -- rendering -----------------------------------------------------------------------------------------
@@ -188,14 +192,14 @@ class HeatmapView(QWidget):
             self.show_message_keep(f"<p style='font-size:15pt'><b>{self.name or 'This tensor'}</b> is {what} "
                                    f"(shape {list(shape)}){value}</p>")
             return
-        self._plane = self.data.plane(self.axes.axes(), self.axes.fixed())
+        self._plane = plane = self.data.plane(self.axes.axes(), self.axes.fixed())
         self._update_values()
         self.controls.set_mode("line" if len(shape) == 1 else "image")
         if len(shape) == 1:
             self._show_page(self.line)
-            self.lines.start(self._plane, shape[0])
+            self.lines.start(plane, shape[0])
             return
-        rows, cols = self._plane.shape
+        rows, cols = plane.shape
         r, c = self.axes.axes()
 
         def prepare() -> None:
@@ -237,14 +241,17 @@ class HeatmapView(QWidget):
         self.note.setText(text)
         self.stack.setCurrentWidget(self.note)
 
-    def _kw(self) -> dict:
-        return {"dtype_name": self.data.dtype_name, "complex_mode": self.complex_mode}
+    def _kw(self) -> dict[str, Any]:
+        return {"dtype_name": self.data.dtype_name if self.data is not None else None,
+                "complex_mode": self.complex_mode}
 
-    def _start_base(self, prepare=None) -> None:
+    def _start_base(self, prepare: Callable[[], None] | None = None) -> None:
         """Compute the whole-plane image; ``prepare()`` sets the plot up for the new plane just before its
         first image is shown (the previous content stays until then: no blank flash, and the GUI thread
         does not lay out and paint an empty plot while the worker reads)."""
         plane = self._plane
+        if plane is None:
+            return
         rows, cols = plane.shape
         region = (0, rows, 0, cols)
         out = self.image.screen_shape(minimum=512)
@@ -286,12 +293,14 @@ class HeatmapView(QWidget):
             return
         self._start_detail(region, out)
 
-    def _start_detail(self, region, out) -> None:
+    def _start_detail(self, region: tuple[int, int, int, int], out: tuple[int, int]) -> None:
         current = self.detail
         if current is not None and current.region == region \
                 and current.image.data.shape[0] >= min(out[0], region[1] - region[0]) - 1:
             return  # already shown at this resolution
         plane, method, kw = self._plane, self.controls.method_name, self._kw()
+        if plane is None:
+            return
         self._request += 1
         request = self._request
         self.detail_slot.start(lambda task: render_plane(task, plane, region, out, method, base=False,
@@ -369,7 +378,7 @@ class HeatmapView(QWidget):
         else:
             shared = self.shared_levels() if self.shared_levels is not None else None
             levels = shared if shared is not None else compute_levels(
-                self._shown(self._level_source()), mode, self.controls.percent.value(), self.levels_centred())
+                self._shown(self._level_source(self.base)), mode, self.controls.percent.value(), self.levels_centred())
         self.image.set_levels(*levels)
         self.controls.show_levels(*self.image.levels())
 
@@ -383,7 +392,7 @@ class HeatmapView(QWidget):
 
     def level_values(self) -> np.ndarray | None:
         """The displayed values the automatic levels come from (a sample), ``None`` before the first image."""
-        return None if self.base is None else self._shown(self._level_source())
+        return None if self.base is None else self._shown(self._level_source(self.base))
 
     def use_colormap(self, name: str | None) -> None:
         """Show ``name`` (a linked view chose it; ``None``: this view's own choice) unless the user chose one."""
@@ -395,10 +404,10 @@ class HeatmapView(QWidget):
             self.controls.set_colormap_quietly(name)
             self.image.set_colormap(name)
 
-    def _level_source(self) -> np.ndarray:
+    @staticmethod
+    def _level_source(base: Rendered) -> np.ndarray:
         """Values the automatic levels are computed from: a strided sample of the plane's elements (a reduced
         image's block extremes would let one outlier column set the scale), or the exact image."""
-        base = self.base
         if base.image.exact or base.sample is None:
             return base.image.data
         return base.sample
@@ -439,7 +448,7 @@ class HeatmapView(QWidget):
                 self.image.set_image(layer, self._shown(rendered.image.data), rendered.region)
 
     # -- read-out ------------------------------------------------------------------------------------------
-    def _hovered(self, position) -> None:
+    def _hovered(self, position: tuple[int, int] | None) -> None:
         if position is None or self.data is None or self.base is None:
             self.readout.setText(" ")
             return
@@ -463,7 +472,7 @@ class HeatmapView(QWidget):
     def _busy_changed(self, _busy: bool) -> None:
         self.progress.set_busy(self.base_slot.busy or self.detail_slot.busy or self.lines.slot.busy)
 
-    def _progress(self, done, total) -> None:
+    def _progress(self, done: int, total: int | None) -> None:
         self.progress.set_progress(done, total)
 
     def _release_waiting(self) -> None:
