@@ -104,3 +104,19 @@ def test_parse_index():
     assert parse_index("-1, -1") == (-1, -1)
     assert parse_index("1_000, 2") == (1000, 2)
     assert parse_index("a, b") is None and parse_index("1,2,3") is None
+
+
+def test_a_hidden_grid_is_filled_when_shown(qtbot, heatmap):
+    """The grid follows the plane only while on screen (a hidden grid would lay out its headers on the way to the
+    image's first paint) and catches up when shown, holding no plane of an earlier tensor meanwhile."""
+    first = np.arange(12, dtype=np.float32).reshape(3, 4)
+    heatmap.set_data(DenseData(first, "float32"), "a")
+    assert heatmap.values.model.source is None
+    heatmap.values_button.setChecked(True)
+    assert (heatmap.values.model.rowCount(), heatmap.values.model.columnCount()) == (3, 4)
+    heatmap.values_button.setChecked(False)
+    heatmap.set_data(DenseData(np.ones((5, 2), np.float32), "float32"), "b")
+    assert heatmap.values.model.source is None
+    heatmap.values_button.setChecked(True)
+    assert (heatmap.values.model.rowCount(), heatmap.values.model.columnCount()) == (5, 2)
+    assert cell(heatmap.values, 4, 1) == "1.0"

@@ -126,6 +126,7 @@ class HeatmapView(QWidget):
         self._auto_cmap = True
         self._preview_shown: threading.Event | None = None
         self._pending_prepare: Callable[[], None] | None = None
+        self._values_stale = False  # the plane changed while the values grid was hidden
         #: linked views (Compare): returns the automatic levels to use instead of this view's own, or None
         self.shared_levels: Callable[[], tuple[float, float] | None] | None = None
         self.controls.changed.connect(self._control_changed)
@@ -211,11 +212,16 @@ class HeatmapView(QWidget):
     # -- values grid ---------------------------------------------------------------------------------------
     def _show_page(self, page: QWidget) -> None:
         """Show the image or line page, or the values grid in its place while "Values" is on."""
-        self.stack.setCurrentWidget(self.values if self.values_button.isChecked() else page)
+        if self.values_button.isChecked():
+            self._fill_values()
+            self.stack.setCurrentWidget(self.values)
+        else:
+            self.stack.setCurrentWidget(page)
 
     def _values_toggled(self, on: bool) -> None:
         current = self.stack.currentWidget()
         if on and current in (self.image, self.line):
+            self._fill_values()
             self.stack.setCurrentWidget(self.values)
             self.values.table.setFocus()
         elif not on and current is self.values:
@@ -223,7 +229,19 @@ class HeatmapView(QWidget):
             self.stack.setCurrentWidget(self.line if len(shape) == 1 else self.image)
 
     def _update_values(self) -> None:
+        """The plane changed: the grid follows it now if it is on screen, else when it is next shown (filling a
+        hidden grid would lay out its headers for nothing, on the way to the image's first paint)."""
+        self._values_stale = True
+        if self.stack.currentWidget() is self.values:
+            self._fill_values()
+        elif self.values.model.source is not None:
+            self.values.set_source(None)  # holds no plane of a tensor no longer shown
+
+    def _fill_values(self) -> None:
         """The grid shows the plane the image shows (same axes and slice indices: one state, the axis selector)."""
+        if not self._values_stale:
+            return
+        self._values_stale = False
         data, plane = self.data, self._plane
         if data is None or plane is None:
             self.values.set_source(None)
