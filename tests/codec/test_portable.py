@@ -134,7 +134,7 @@ def test_saving_over_a_file_still_viewed_fails_cleanly_where_it_cannot_be_replac
     refuse_replacing_open_files(monkeypatch)
     original = src.read_bytes()
     with open_file(src) as tf:
-        view = dense_array(tf, tf.tensor("big"))
+        view = dense_array(tf, tf.tensor("big"), mapped=True)
         doc = EditableDocument(tf)
         RenameTensor("small", "tiny").apply(doc)
         with pytest.raises(PermissionError):

@@ -116,3 +116,48 @@ def test_a_rewritten_file_is_noticed(tmp_path):
         assert tf.source.changed() == "it was rewritten (its modification time changed)"
         with pytest.raises(SourceChanged):
             tf.source.view(64, 16)
+
+
+_ARRAYS_CHILD = """
+import sys
+import numpy as np
+from ztviewer.codec.dense import to_dense
+from ztviewer.codec.errors import CodecError
+from ztviewer.codec.mapped_pages import require_unchanged
+from ztviewer.codec.multifile import open_path
+
+tf = open_path(sys.argv[1])
+raw, packed = tf.tensor("raw"), tf.tensor("packed")
+owned, decoded = to_dense(tf, raw), to_dense(tf, packed)          # memory of their own
+mapped = to_dense(tf, raw, mapped=True)                            # asked for: a view of the map
+print("BEFORE", owned.flags.writeable, np.shares_memory(owned, mapped), float(mapped[-1]))
+require_unchanged(owned)                                           # not a map: nothing to check
+with open(sys.argv[1], "r+b") as other:
+    other.truncate(4096)
+print("OWNED", float(owned[-1]), float(decoded[-1]))               # still whole: no page of the file is touched
+for what, touch in (("VIEW", lambda: require_unchanged(mapped)), ("AGAIN", lambda: to_dense(tf, raw))):
+    try:
+        touch()
+        print(what, "read")
+    except CodecError as exc:
+        print(what, "refused:", exc)
+print("SURVIVED")
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows refuses to truncate a mapped file")
+def test_decoded_arrays_are_owned_and_a_mapped_view_is_checked_before_touching(tmp_path):
+    """The library contract: ``to_dense`` / ``dense_array`` / ``component_bytes`` return memory of their own
+    (read with positional reads), valid after the file is truncated; a zero-copy view of the map is asked for
+    with ``mapped=True`` and must be checked (``mapped_pages.require_unchanged``) before it is touched later."""
+    path = tmp_path / "two.zt"
+    two_tensors(path)
+    proc = subprocess.run([sys.executable, "-c", _ARRAYS_CHILD, str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode != -signal.SIGBUS, "killed by SIGBUS"
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert f"BEFORE False False {float(N - 1)}" in out
+    assert f"OWNED {float(N - 1)} {float(N - 1)}" in out
+    assert "VIEW refused:" in out and "its size changed from" in out and "to 4,096 bytes" in out
+    assert "AGAIN refused:" in out and "SURVIVED" in out

@@ -3,17 +3,18 @@
 A block reduction reads every element of a plane once. Through a memory map those pages would stay in the
 process's resident set (they count in RSS / VmHWM although the page cache could drop them), so showing a
 1 GiB tensor would look like 1 GiB of memory. :class:`ReleasingPlane` wraps a plane view of a read-only file
-map and, each time the next strip is requested, tells the kernel that the previous strip's pages are no longer
-needed (``madvise(MADV_DONTNEED)``: for a read-only shared file mapping the pages simply leave this process;
-the file's data stays in the page cache and is faulted back in if read again; Linux only). A strided request
-spanning much of the file is read with positional reads instead (:mod:`.positional`). For data not backed by a
-file map it is a transparent pass-through.
+map: each block requested is checked against the file (a file truncated by another program is an error, not a
+fatal fault), copied out, and its pages given back to the kernel (``madvise(MADV_DONTNEED)``: for a read-only
+shared file mapping the pages simply leave this process; the file's data stays in the page cache and is
+faulted back in if read again; Linux only). A strided request spanning much of the file is read with
+positional reads instead (:mod:`.positional`). For data not backed by a file map it is a transparent
+pass-through.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ztviewer.codec.mapped_pages import _bounds, map_of, release
+from ztviewer.codec.mapped_pages import _bounds, map_of, release, require_unchanged
 
 from . import positional
 
@@ -29,35 +30,40 @@ def file_mapped(array: np.ndarray) -> bool:
 
 
 class ReleasingPlane:
-    """A 2-D plane of a file map whose previously read strip is released when the next one is read.
+    """A 2-D plane of a file map read a block at a time into memory of its own, the block's pages given back.
 
-    A request spanning more than :data:`SPAN` bytes of the map (a strided preview gathers every ``s``-th row
-    of the whole plane) is gathered in pieces along its slowest axis, each piece released once copied: the
-    kernel may map whole huge pages around every touched element, so reading even one row in 25 could
-    otherwise make the whole file resident.
+    Every request first checks the file (:func:`~ztviewer.codec.mapped_pages.require_unchanged`: a file another
+    program truncated is :class:`~ztviewer.codec.source.SourceChanged`, never a fatal fault), then copies the
+    block out, so nothing handed on (an image, a row of cells) is a view of the map: what a view keeps is bounded
+    by what it shows and stays valid whatever happens to the file. A request spanning more than :data:`SPAN`
+    bytes of the map (a strided preview gathers every ``s``-th row of the whole plane) is gathered in pieces
+    along its slowest axis, each piece released once copied: the kernel may map whole huge pages around every
+    touched element, so reading even one row in 25 could otherwise make the whole file resident.
     """
 
     def __init__(self, plane: np.ndarray) -> None:
         self.plane = plane
         self.shape, self.dtype, self.ndim = plane.shape, plane.dtype, 2
-        self._last: np.ndarray | None = None
 
-    def __getitem__(self, key):
-        self.release()
-        view = self.plane[key]
+    def __getitem__(self, key) -> np.ndarray:
+        require_unchanged(self.plane)
+        view = np.asarray(self.plane[key])
         if view.ndim != 2 or view.size == 0:
-            self._last = view
-            return view
+            return np.array(view)
         low, high = _bounds(view)
-        if high - low <= SPAN:
-            self._last = view
-            return view
-        return _gather(view)
+        if high - low > SPAN:
+            return _gather(view)
+        out = np.array(view)
+        release(view)
+        return out
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """The whole plane, read like any block (``np.asarray(plane)``)."""
+        whole = self[:, :]
+        return whole if dtype is None else whole.astype(dtype, copy=False)
 
     def release(self) -> None:
-        if self._last is not None:
-            release(self._last)
-            self._last = None
+        """Nothing is left to give back: every block is copied and released as it is read."""
 
 
 def _gather(view: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ztviewer.codec import portable
 from ztviewer.codec.mapped_pages import map_of
-from ztviewer.codec.source import source_of_map
+from ztviewer.codec.source import SourceChanged, source_of_map
 
 #: bytes of rows asked for in the background ahead of the one being read.
 AHEAD_BYTES = 32 << 20
@@ -81,7 +81,9 @@ def _read_rows(fd: int, view: np.ndarray, outer: int, offsets: np.ndarray, run: 
                 portable.advise(fd, ahead, run, "WILLNEED")
             advised += window
         if portable.pread_into(fd, memoryview(buffer), offset, lock) < run:
-            raise OSError(f"the file ended inside a row being read (byte {offset + run:,})")
+            raise SourceChanged(f"the file ended inside a row being read (byte {offset + run:,}); it changed on "
+                                "disk since it was opened: reload it", offset=offset,
+                                rule="an open file must not change under the reader")
         if outer == 0:
             out[i] = elements
         else:

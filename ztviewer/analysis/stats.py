@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ztviewer.codec.mapped_pages import require_unchanged
+
 from ._common import CancelCheck, Progress, checkpoint, report
 from .slicing import BIT_DTYPES, presenter
 
@@ -213,15 +215,18 @@ def _chunk_histogram(chunk: np.ndarray, low: float, high: float, bins: int,
 
 
 def array_chunks(array: np.ndarray, chunk_elements: int = 1 << 22) -> Iterator[np.ndarray]:
-    """Flat chunks of ``array`` (views for C-contiguous arrays, else row strips copied one at a time)."""
+    """Flat chunks of ``array`` (views for C-contiguous arrays, else row strips copied one at a time). A view of
+    a file map is checked before every chunk (:func:`~ztviewer.codec.mapped_pages.require_unchanged`)."""
     if array.ndim == 0 or array.flags.c_contiguous:
         flat = array.reshape(-1)
         for start in range(0, flat.size, chunk_elements):
+            require_unchanged(array)
             yield flat[start:start + chunk_elements]
         return
     row = max(1, array[0].size if array.shape[0] else 1)
     step = max(1, chunk_elements // row)
     for start in range(0, array.shape[0], step):
+        require_unchanged(array)
         yield np.ravel(array[start:start + step])
 
 

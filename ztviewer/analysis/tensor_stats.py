@@ -62,12 +62,9 @@ def _dense_source(tf: TensorFile, tensor: Tensor, chunk_elements: int,
         raise DecodeError("dense tensor has no 'data' component", tensor=tensor.name)
     component = tensor.components["data"]
     np_dtype = decode.storage_dtype(tensor, component, tensor.dtype)
-    if component.encoding == "raw":
-        bits = decode.component_array(tf, tensor, "data", dtype=tensor.dtype)
-        if bits.size != tensor.numel:
-            raise DecodeError(f"{bits.size} elements stored, shape {list(tensor.shape)} needs {tensor.numel}",
-                              tensor=tensor.name, component="data", offset=component.offset)
-        return lambda: (decode.present(part, tensor.dtype) for part in array_chunks(bits, chunk_elements))
+    if component.encoding == "raw" and component.length != tensor.numel * np_dtype.itemsize:
+        raise DecodeError(f"{component.length // np_dtype.itemsize} elements stored, shape {list(tensor.shape)} "
+                          f"needs {tensor.numel}", tensor=tensor.name, component="data", offset=component.offset)
 
     def decoded() -> Iterator[np.ndarray]:
         for part in decode.iter_decoded(tf, tensor, component, align=np_dtype.itemsize,

@@ -12,9 +12,11 @@ import numpy as np
 
 from ztviewer.analysis._common import checkpoint
 from ztviewer.analysis.diff.planes import DifferencePlane, work_dtype
+from ztviewer.analysis.mapped import releasing
 from ztviewer.analysis.slicing import plane as plane_of
 from ztviewer.analysis.tt_view import Cores, check_cores, tt_chunks
 from ztviewer.codec.dtypes import DTYPES
+from ztviewer.codec.mapped_pages import require_unchanged
 
 from .diff.accumulate import presenter
 
@@ -75,6 +77,7 @@ def tt_error(cores: Cores, reference: np.ndarray, reference_dtype: str,
     max_abs, max_at, done = -1.0, 0, 0
     for chunk in tt_chunks(cores, chunk_elements):
         checkpoint(cancelled)
+        require_unchanged(reference)  # a view of a file map: never read once another program changed the file
         stop = done + chunk.size
         bits = flat[done:stop] if flat is not None else reference[np.unravel_index(np.arange(done, stop), shape)]
         ref = np.asarray(present(np.asarray(bits))).astype(work, copy=False)
@@ -117,9 +120,11 @@ class TTErrorData:
 
     def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> DifferencePlane:
         reference = plane_of(self.reference) if self.reference.ndim < 2 else plane_of(self.reference, axes, fixed)
-        return DifferencePlane(reference, self.reference_dtype, self.tt.plane(axes, fixed), self.tt.dtype_name)
+        return DifferencePlane(releasing(reference), self.reference_dtype, self.tt.plane(axes, fixed),
+                               self.tt.dtype_name)
 
     def value(self, index: tuple[int, ...]) -> object:
+        require_unchanged(self.reference)
         work = work_dtype(self.tt.dtype_name, self.reference_dtype)
         reference = np.asarray(presenter(self.reference_dtype)(np.asarray(self.reference[index]).reshape(1)))
         with np.errstate(invalid="ignore", over="ignore"):

@@ -1,6 +1,8 @@
 """Decoding stored components into bytes and numpy arrays.
 
-Raw little-endian data is a zero-copy view of the memory map. zstd data is streamed into a preallocated
+What these functions return is memory of its own (raw data copied with positional reads), safe to keep
+whatever happens to the file later; a zero-copy view of the file's map is asked for explicitly
+(``mapped=True``: only as good as the file, see :func:`component_bytes`). zstd data is streamed into a preallocated
 buffer whose size is known before decoding starts (the tensor's logical size, or ``uncompressed_length``);
 when no size is known the output grows up to ``decode_limit()``. Decoding never produces more than the
 expected size, so a decompression bomb is stopped at its first surplus byte.
@@ -26,7 +28,7 @@ from .errors import (
     UnsupportedLayout,
 )
 from .model import Component, Tensor, TensorFile
-from .source import RangeReader
+from .source import RangeReader, Source, StoredRange
 from .zstd_seekable import ENCODING_ID, SeekableStream
 
 SEEKABLE = ENCODING_ID
@@ -77,16 +79,46 @@ def expected_length(tensor: Tensor, component: Component) -> int | None:
     return None
 
 
-def stored_view(tf: TensorFile, tensor: Tensor, component: Component) -> memoryview:
-    """The component's stored bytes (compressed if encoded), bounds-checked."""
+def _source(tf: TensorFile, tensor: Tensor, component: Component) -> Source:
     try:
-        source = tf.source_for(tensor, component)
+        return tf.source_for(tensor, component)
     except CodecError:
         raise
     except ValueError as exc:  # the file holding the bytes (a shard) is not open
         raise DecodeError(str(exc), rule="the part's file is available", **_where(tensor, component)) from None
-    return source.view(component.offset, component.length, "component", tensor=tensor.name,
-                       component=component.role)
+
+
+def stored_view(tf: TensorFile, tensor: Tensor, component: Component) -> memoryview:
+    """The component's stored bytes (compressed if encoded), bounds-checked: a zero-copy view of the file's
+    map, valid while the file is unchanged (see :func:`component_bytes` for what touching it later risks)."""
+    return _source(tf, tensor, component).view(component.offset, component.length, "component",
+                                               tensor=tensor.name, component=component.role)
+
+
+def stored_range(tf: TensorFile, tensor: Tensor, component: Component) -> StoredRange:
+    """The component's stored bytes, read with positional reads when sliced (safe to keep and slice later)."""
+    return StoredRange(_source(tf, tensor, component), component.offset, component.length, "component",
+                       tensor=tensor.name, component=component.role)
+
+
+def _owned_stored(tf: TensorFile, tensor: Tensor, component: Component) -> memoryview:
+    """The stored bytes copied into memory of their own with positional reads (a file truncated meanwhile is
+    :class:`~.source.SourceChanged`, never SIGBUS)."""
+    source = _source(tf, tensor, component)
+    source.check_range(component.offset, component.length, "component", tensor=tensor.name, component=component.role)
+    try:
+        out = np.empty(component.length, dtype=np.uint8)
+    except MemoryError:
+        raise DecodeLimitExceeded(f"{component.length:,} bytes do not fit in memory; ask for a view of the file's map "
+                                  "(mapped=True) or stream them", rule="decoded data fits in memory",
+                                  **_where(tensor, component)) from None
+    position = 0
+    for part in source.read_chunks(component.offset, component.length, CHUNK, "component",
+                                                           reuse=True, tensor=tensor.name, component=component.role):
+        out[position:position + len(part)] = np.frombuffer(part, np.uint8)
+        position += len(part)
+    out.flags.writeable = False  # read-only, as a view of the map would be
+    return out.data
 
 
 def refuse_unsupported(tensor: Tensor, component: Component) -> None:
@@ -106,7 +138,7 @@ def seekable_stream(tf: TensorFile, tensor: Tensor, component: Component) -> See
 
 def _seekable(tf: TensorFile, tensor: Tensor, component: Component) -> SeekableStream:
     expected = component.uncompressed_length if component.uncompressed_length is not None else 0
-    return SeekableStream(stored_view(tf, tensor, component), expected, where=_where(tensor, component))
+    return SeekableStream(stored_range(tf, tensor, component), expected, where=_where(tensor, component))
 
 
 def _check_data(tensor: Tensor, component: Component, chunk: memoryview | bytes, start: int, total: int) -> None:
@@ -303,8 +335,7 @@ def read_range(tf: TensorFile, tensor: Tensor, component: Component, offset: int
     if offset < 0 or length < 0:
         raise ValueError("negative offset or length")
     if component.encoding == "raw":
-        stored = stored_view(tf, tensor, component)
-        return bytes(stored[offset:offset + length])
+        return stored_range(tf, tensor, component)[offset:offset + length]
     if component.encoding == SEEKABLE:
         return _seekable(tf, tensor, component).read_range(offset, length)
     out = bytearray()
@@ -330,15 +361,21 @@ def _overrun(tensor: Tensor, component: Component, expected: int | None, cap: in
 
 def component_bytes(
     tf: TensorFile, tensor: Tensor, component: Component, *, limit: int | None = None,
-    cancelled: CancelCheck | None = None,
+    cancelled: CancelCheck | None = None, mapped: bool = False,
 ) -> memoryview:
-    """All decoded bytes of a component: a zero-copy view for raw data; for zstd, the stream decoded
-    straight into one buffer of the expected size (no zero fill, no copy). A zstd component whose size the
-    model does not give is decoded twice: streamed once to measure it (so a stream past ``limit`` is refused
-    without holding it), then into a buffer of exactly that size."""
+    """All decoded bytes of a component, in memory of their own: raw data copied with positional reads; zstd
+    decoded straight into one buffer of the expected size (no zero fill, no copy). A zstd component whose size
+    the model does not give is decoded twice: streamed once to measure it (so a stream past ``limit`` is
+    refused without holding it), then into a buffer of exactly that size.
+
+    ``mapped=True`` gives raw data as a zero-copy view of the file's map instead (nothing read until touched;
+    for views of tensors larger than memory). Such a view is only as good as the file: if another program
+    truncates the file, touching the view's pages past the new end kills the process (SIGBUS). Check
+    :func:`ztviewer.codec.mapped_pages.require_unchanged` (or ``Source.changed``) before touching it later.
+    """
     refuse_unsupported(tensor, component)
     if component.encoding == "raw":
-        stored = stored_view(tf, tensor, component)
+        stored = stored_view(tf, tensor, component) if mapped else _owned_stored(tf, tensor, component)
         if component.extra and "type" in component.extra:
             _check_data(tensor, component, stored, 0, len(stored))
         return stored
@@ -425,7 +462,8 @@ def present(bits: np.ndarray, dtype: str, raw_bits: bool = False) -> np.ndarray:
 
 
 def dense_array(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw: Any) -> np.ndarray:
-    """A ``dense`` tensor as an array of its shape. Zero-copy for raw little-endian native types."""
+    """A ``dense`` tensor as an array of its shape (``mapped=True``: a zero-copy view of the map for raw
+    little-endian native types, see :func:`component_bytes`)."""
     if tensor.layout != "dense" or "data" not in tensor.components:
         raise UnsupportedLayout(f"layout {tensor.layout!r} is not dense", tensor=tensor.name)
     component = tensor.components["data"]

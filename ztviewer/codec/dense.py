@@ -16,7 +16,11 @@ from .tt import reconstruct, tt_cores
 
 def to_dense(tf: TensorFile, tensor: Tensor, *, raw_bits: bool = False, **kw: Any) -> np.ndarray:
     """Any decodable layout as a dense array: dense, sparse_csr / sparse_coo (densified), tensor_train
-    (reconstructed). Structural-only layouts raise :class:`UnsupportedLayout`."""
+    (reconstructed). Structural-only layouts raise :class:`UnsupportedLayout`.
+
+    The array is memory of its own, valid whatever happens to the file later. ``mapped=True`` makes raw dense
+    data a zero-copy view of the file's map instead, only as good as the file (see
+    :func:`.decode.component_bytes`)."""
     if tensor.layout == "dense":
         return dense_array(tf, tensor, raw_bits=raw_bits, **kw)
     if tensor.layout in ("sparse_csr", "sparse_coo"):

@@ -5,7 +5,7 @@ the page cache could drop them, so a pass over a 2 GiB component would look like
 :func:`release` tells the kernel a view's pages are no longer needed (``madvise(MADV_DONTNEED)``: for a
 read-only shared file mapping the pages leave this process, the data stays in the page cache and is faulted
 back in if read again; Linux only, elsewhere nothing happens). :func:`scan` walks a 1-D array in chunks,
-releasing each one once the next is asked for.
+releasing each one once the next is asked for, and refusing (:func:`require_unchanged`) once the file changed.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .portable import libc_call
+from .source import require_map_unchanged
 
 _MADV_DONTNEED = 4
 _PAGE = mmap.PAGESIZE
@@ -31,6 +32,16 @@ def map_of(array: np.ndarray) -> mmap.mmap | None:
     if isinstance(root, memoryview):
         root = root.obj
     return root if isinstance(root, mmap.mmap) else None
+
+
+def require_unchanged(array: np.ndarray) -> None:
+    """Raise :class:`~.source.SourceChanged` when ``array`` is a view of a file map whose file changed on disk
+    since it was mapped (another program truncated or rewrote it): touching its pages past the file's new end
+    would kill the process (SIGBUS). Call it right before reading a view kept from earlier; arrays that are not
+    views of a map pass (one ``fstat`` when they are)."""
+    mapped = map_of(array)
+    if mapped is not None:
+        require_map_unchanged(mapped)
 
 
 def _bounds(view: np.ndarray) -> tuple[int, int]:
@@ -55,6 +66,8 @@ def scan(array: np.ndarray, chunk: int = SCAN_CHUNK) -> Iterator[np.ndarray]:
     mapped = map_of(array) is not None
     for start in range(0, array.shape[0], chunk):
         part = array[start:start + chunk]
+        if mapped:
+            require_unchanged(part)
         yield part
         if mapped:
             release(part)

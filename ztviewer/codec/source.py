@@ -16,22 +16,63 @@ from .errors import CodecError, OutOfBounds
 PREAD_LIMIT = 16 << 20  # larger reads go through the map
 
 
-_SOURCES_OF_MAPS: weakref.WeakKeyDictionary[mmap.mmap, weakref.ref[Source]] = weakref.WeakKeyDictionary()
+class _MapRecord:
+    """What is known of a map's file: its :class:`Source` (held weakly), its path and its stamp when mapped."""
+
+    __slots__ = ("path", "source", "stamp")
+
+    def __init__(self, source: Source) -> None:
+        self.source, self.path, self.stamp = weakref.ref(source), source.path, source._stamp
+
+
+_SOURCES_OF_MAPS: weakref.WeakKeyDictionary[mmap.mmap, _MapRecord] = weakref.WeakKeyDictionary()
+
+
+def _record_of(mapped: object) -> _MapRecord | None:
+    try:
+        record: _MapRecord | None = _SOURCES_OF_MAPS.get(mapped)  # type: ignore[call-overload]  # a non-map: TypeError
+    except TypeError:  # not weakly referenceable: not a map
+        return None
+    return record
 
 
 def source_of_map(mapped: object) -> Source | None:
     """The open :class:`Source` whose map ``mapped`` is (so a view of it can be read with positional reads
     instead of page faults), or ``None``."""
-    try:
-        ref = _SOURCES_OF_MAPS.get(mapped)  # type: ignore[call-overload]  # any object: a non-map raises TypeError
-    except TypeError:  # not weakly referenceable: not a map
-        return None
-    return ref() if ref is not None else None
+    record = _record_of(mapped)
+    return record.source() if record is not None else None
 
 
 def remember_map(mapped: mmap.mmap, source: Source) -> None:
     """Let :func:`source_of_map` find ``source`` from its map (held weakly on both sides)."""
-    _SOURCES_OF_MAPS[mapped] = weakref.ref(source)
+    _SOURCES_OF_MAPS[mapped] = _MapRecord(source)
+
+
+def map_changed(mapped: object) -> str | None:
+    """How the file under ``mapped`` (a map made by a :class:`Source`) differs from when it was mapped, or
+    ``None`` (also for objects that are not such maps). Once its source is closed, the path is looked at: a
+    file replaced there since counts as changed (the safe answer: the map's own file cannot be reached)."""
+    record = _record_of(mapped)
+    if record is None:
+        return None
+    source = record.source()
+    if source is not None and source._file is not None:
+        return source.changed()
+    try:
+        now = file_stamp(os.stat(record.path))
+    except OSError:
+        return "it is gone"
+    return _difference(record.stamp, now)
+
+
+def require_map_unchanged(mapped: object) -> None:
+    """Raise :class:`SourceChanged` when :func:`map_changed` says the file under ``mapped`` changed."""
+    why = map_changed(mapped)
+    if why is not None:
+        record = _record_of(mapped)
+        path = record.path if record is not None else "the file"
+        raise SourceChanged(f"{path} changed on disk since it was opened: {why}; reload it",
+                            rule="an open file must not change under the reader")
 
 
 class SourceChanged(CodecError):
@@ -42,6 +83,14 @@ class SourceChanged(CodecError):
 
 def file_stamp(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _difference(then: tuple[int, int, int], now: tuple[int, int, int]) -> str | None:
+    if now == then:
+        return None
+    if now[0] != then[0]:
+        return f"its size changed from {then[0]:,} to {now[0]:,} bytes"
+    return "it was rewritten (its modification time changed)"
 
 
 class Source:
@@ -93,11 +142,7 @@ class Source:
             now = file_stamp(os.fstat(file.fileno()))
         except (OSError, ValueError):
             return None
-        if now == self._stamp:
-            return None
-        if now[0] != self._stamp[0]:
-            return f"its size changed from {self._stamp[0]:,} to {now[0]:,} bytes"
-        return "it was rewritten (its modification time changed)"
+        return _difference(self._stamp, now)
 
     def require_unchanged(self) -> None:
         """Raise :class:`SourceChanged` when the file is no longer the one the model was read from."""
@@ -162,9 +207,11 @@ class Source:
         return self._buffer
 
     def _pread(self, offset: int, length: int) -> bytes | None:
-        """``length`` bytes at ``offset`` without mapping, or ``None`` when the map should serve them."""
+        """``length`` bytes at ``offset`` without the map (fewer where the file now ends: a truncated file is
+        never read through its map, which would be fatal), or ``None`` when the map should serve them (in-memory
+        sources, reads past :data:`PREAD_LIMIT`)."""
         self._reopen_released()
-        if self._buffer is not None or self._file is None or length > PREAD_LIMIT:
+        if self._file is None or length > PREAD_LIMIT:
             return None
         fd = self._file.fileno()
         data = portable.pread(fd, length, offset, self._lock)
@@ -197,7 +244,11 @@ class Source:
         """A copy of ``length`` bytes at ``offset`` (read without mapping the file when small)."""
         self.check_range(offset, length, what, **where)
         data = self._pread(offset, length)
-        return data if data is not None else bytes(self.view(offset, length, what, **where))
+        if data is None:
+            return bytes(self.view(offset, length, what, **where))
+        if len(data) < length:
+            raise self._ended(offset + len(data), what, where)
+        return data
 
     def head(self, n: int) -> bytes:
         return self.window(0, n)
@@ -211,7 +262,7 @@ class Source:
         offset = max(0, min(offset, self.size))
         length = min(self.size, offset + max(0, length)) - offset
         data = self._pread(offset, length)
-        return data if data is not None else bytes(self._mapped()[offset:offset + length])
+        return data if data is not None else bytes(self.view(offset, length, "window"))
 
     def drop_pages(self, offset: int, length: int) -> None:
         """Give back the mapped pages of a range this process has finished reading (they stay in the page cache,
@@ -300,6 +351,25 @@ class Source:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class StoredRange:
+    """``length`` bytes at ``offset`` of a source, sliced like a buffer but read with positional reads when a
+    slice is asked for (a copy: what is kept for later is never a view of the map, which a truncation of the
+    file would make fatal to touch). A slice past the file's new end raises :class:`SourceChanged`."""
+
+    def __init__(self, source: Source, offset: int, length: int, what: str = "range", **where: str | None) -> None:
+        source.check_range(offset, length, what, **where)
+        self.source, self.offset, self.length, self.what, self.where = source, offset, length, what, where
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, key: slice, /) -> bytes:
+        start, stop, step = key.indices(self.length)
+        if step != 1:
+            raise ValueError("only contiguous slices are read")
+        return self.source.read(self.offset + start, max(0, stop - start), self.what, **self.where)
 
 
 class RangeReader(io.RawIOBase):

@@ -45,7 +45,7 @@ def tt_cores(tf: TensorFile, tensor: Tensor) -> list[np.ndarray]:
         if len(shape) != 3 or (size is not None and math.prod(shape) * info.itemsize != size):
             raise TensorTrainError(f"{role} is {size} bytes, which does not hold a core of shape {shape} of "
                                    f"{tensor.dtype}", tensor=tensor.name, component=role, offset=component.offset)
-        data = component_bytes(tf, tensor, component)  # a view of the map when raw, else decoded (zstd)
+        data = component_bytes(tf, tensor, component)  # memory of its own: read (raw) or decoded (zstd)
         if len(data) != math.prod(shape) * info.itemsize:
             raise TensorTrainError(f"{role} decodes to {len(data)} bytes, which does not hold a core of shape "
                                    f"{shape} of {tensor.dtype}", tensor=tensor.name, component=role,

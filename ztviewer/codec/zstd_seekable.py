@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import zstandard
 
@@ -28,6 +29,14 @@ ENTRY = struct.Struct("<II")  # stored (compressed) length, decoded length; the 
 CHECKSUM_COLUMN = 0x80  # descriptor bit: each entry also holds a u32 checksum
 RULE = ("encoding (v2 §5.3, zt.zstd-seekable/1): zstd frames with checksums, a valid seek table, equal frames "
         "of at most 16 MiB, exactly decoded_length bytes")
+
+
+class StoredBytes(Protocol):
+    """A part's stored bytes: a buffer, or a range of a file read when sliced (:class:`.source.StoredRange`)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, key: slice, /) -> bytes | memoryview: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +92,9 @@ class SeekableStream:
     ``decode_frame`` is the hook that decompresses one frame (tests wrap it to count frames).
     """
 
-    def __init__(self, stored: memoryview | bytes, decoded_length: int, *, where: dict[str, object] | None = None
-                 ) -> None:
-        self.stored = memoryview(stored)
+    def __init__(self, stored: StoredBytes | bytes, decoded_length: int, *,
+                 where: dict[str, object] | None = None) -> None:
+        self.stored: StoredBytes = memoryview(stored) if isinstance(stored, (bytes, bytearray)) else stored
         self.decoded_length = decoded_length
         self.where = where or {}
         self.frames = self._parse_table()
@@ -95,21 +104,20 @@ class SeekableStream:
         return DecodeError(f"zt.zstd-seekable/1: {message}", rule=RULE, **self.where)  # type: ignore[arg-type]
 
     def _parse_table(self) -> list[Frame]:
-        data = self.stored
-        n = len(data)
+        n = len(self.stored)
         try:
-            footer = parse_footer(data[-FOOTER.size:], n)
+            footer = parse_footer(self.stored[n - FOOTER.size:n] if n >= FOOTER.size else b"", n)
         except ValueError as exc:
             raise self._fail(str(exc)) from None
         table_start = footer.table_start(n)
-        skippable, size = SKIPPABLE_HEADER.unpack_from(data, table_start)
+        data = self.stored[table_start:n - FOOTER.size]  # the skippable frame's header and the entries: one read
+        skippable, size = SKIPPABLE_HEADER.unpack_from(data, 0)
         if skippable != SKIPPABLE_MAGIC or size != footer.table_length - SKIPPABLE_HEADER.size:
             raise self._fail("malformed seek table skippable frame")
         frames: list[Frame] = []
         stored_at = decoded_at = 0
         for k in range(footer.count):
-            stored_len, decoded_len = ENTRY.unpack_from(data, table_start + SKIPPABLE_HEADER.size
-                                                        + k * footer.entry_size)
+            stored_len, decoded_len = ENTRY.unpack_from(data, SKIPPABLE_HEADER.size + k * footer.entry_size)
             if decoded_len > MAX_FRAME:
                 raise self._fail(f"frame {k} declares {decoded_len:,} decoded bytes, above 16 MiB")
             frames.append(Frame(stored_at, stored_len, decoded_at, decoded_len))

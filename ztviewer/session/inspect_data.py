@@ -1,10 +1,12 @@
 """What the inspect views show, as plain numpy objects: a tensor's stored bits as an N-D array, its sparse
 structure, or its TT cores. No Qt here; the loaders run on workers.
 
-Raw little- or big-endian data stays a zero-copy view of the file's map (presentation happens per displayed
-pixel, see :mod:`ztviewer.analysis.slicing`). zstd data is decoded once, with progress, into one buffer kept in
-the :class:`~.cache.DecodedCache`; a tensor larger than the cache budget is refused with a clear message
-rather than decoded into unbounded memory.
+Raw little- or big-endian dense data stays a zero-copy view of the file's map (presentation happens per
+displayed pixel, see :mod:`ztviewer.analysis.slicing`); what the views keep of it is copied out a plane block at
+a time after checking the file (:class:`~ztviewer.analysis.mapped.ReleasingPlane`), so a file another program
+truncates is an error on screen, never a fatal fault. Sparse structures and TT cores are read into memory. zstd
+data is decoded once, with progress, into one buffer kept in the :class:`~.cache.DecodedCache`; a tensor larger
+than the cache budget is refused with a clear message rather than decoded into unbounded memory.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ztviewer.analysis.mapped import ReleasingPlane, file_mapped
 from ztviewer.analysis.slicing import BIT_DTYPES, plane
 from ztviewer.codec import decode, tt
 from ztviewer.codec.dtypes import DTYPES, PACKED_NIBBLES, unpack_nibbles
@@ -24,6 +27,7 @@ from ztviewer.codec.errors import (
     DecodeError,
     DecodeLimitExceeded,
 )
+from ztviewer.codec.mapped_pages import require_unchanged
 from ztviewer.codec.model import Tensor, TensorFile
 from ztviewer.codec.tt import TTPlane
 
@@ -76,21 +80,24 @@ class DenseData:
     def kind(self) -> str:
         return DTYPES[self.dtype_name].kind
 
-    def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> np.ndarray:
-        """The displayed 2-D plane (a view; 0-D and 1-D tensors are one row)."""
-        if self.array.ndim < 2:
-            return plane(self.array)
-        return plane(self.array, axes, fixed)
+    def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> np.ndarray | ReleasingPlane:
+        """The displayed 2-D plane (0-D and 1-D tensors are one row): a view of decoded data, or for data in the
+        file's map a :class:`~ztviewer.analysis.mapped.ReleasingPlane` handing out checked copies."""
+        view = plane(self.array) if self.array.ndim < 2 else plane(self.array, axes, fixed)
+        return ReleasingPlane(view) if file_mapped(view) else view
 
     def value(self, index: tuple[int, ...]) -> object:
-        """One element as the user reads it (bool, int, float, complex)."""
+        """One element as the user reads it (bool, int, float, complex); the file is checked first when the
+        data is its map (:class:`~ztviewer.codec.source.SourceChanged` once another program changed it)."""
+        require_unchanged(self.array)
         bits = self.array[index] if index else self.array[()]
         return scalar(np.asarray(bits), self.dtype_name)
 
 
 @dataclass(slots=True)
 class TTData:
-    """Tensor-train cores (zero-copy views of the map) presented through 2-D :class:`TTPlane` slices."""
+    """Tensor-train cores (in memory of their own, never views of the map) presented through 2-D
+    :class:`TTPlane` slices."""
 
     cores: list[np.ndarray]
     dtype_name: str
@@ -154,7 +161,7 @@ def load_dense(tf: TensorFile, tensor: Tensor, dtype_name: str | None = None, *,
     shown = presented_as(tensor, dtype_name)
     component = tensor.components["data"]
     if component.encoding == "raw":
-        bits = decode.component_array(tf, shown, "data", dtype=dtype_name)
+        bits = decode.component_array(tf, shown, "data", dtype=dtype_name, mapped=True)  # shown a plane at a time
         return DenseData(_shaped(bits, tensor), dtype_name)
     key = (tf.path, tensor.index, "dense")
     cached = cache.get(key) if cache is not None else None

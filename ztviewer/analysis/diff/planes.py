@@ -8,9 +8,11 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from ztviewer.analysis.mapped import releasing
 from ztviewer.analysis.slicing import plane as plane_of
 from ztviewer.analysis.stats import array_chunks, compute_stats, histogram_of
 from ztviewer.codec.dtypes import DTYPES
+from ztviewer.codec.mapped_pages import require_unchanged
 
 from .accumulate import presenter
 
@@ -87,12 +89,16 @@ class DifferenceData(_Difference[np.ndarray]):
         return DifferencePlane(self.a, self.dtype_a, self.b, self.dtype_b)
 
     def plane(self, axes: tuple[int, int], fixed: Mapping[int, int]) -> DifferencePlane:
+        """Planes of file maps are read through :func:`~ztviewer.analysis.mapped.releasing` (checked copies)."""
         if self.a.ndim < 2:
-            return DifferencePlane(plane_of(self.a), self.dtype_a, plane_of(self.b), self.dtype_b)
-        return DifferencePlane(plane_of(self.a, axes, fixed), self.dtype_a, plane_of(self.b, axes, fixed),
-                               self.dtype_b)
+            return DifferencePlane(releasing(plane_of(self.a)), self.dtype_a, releasing(plane_of(self.b)),
+                                   self.dtype_b)
+        return DifferencePlane(releasing(plane_of(self.a, axes, fixed)), self.dtype_a,
+                               releasing(plane_of(self.b, axes, fixed)), self.dtype_b)
 
     def value(self, index: tuple[int, ...]) -> object:
+        require_unchanged(self.a)
+        require_unchanged(self.b)
         work = work_dtype(self.dtype_a, self.dtype_b)
         a = as_numbers(np.asarray(self.a[index]).reshape(1), self.dtype_a, work)
         b = as_numbers(np.asarray(self.b[index]).reshape(1), self.dtype_b, work)

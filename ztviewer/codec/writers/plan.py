@@ -333,7 +333,7 @@ def _dense_blob(tf: TensorFile, o: Tensor) -> MemoryBlob:
     from ..dense import to_dense
 
     info = DTYPES[o.dtype]
-    array = to_dense(tf, o, raw_bits=True)
+    array = to_dense(tf, o, raw_bits=True, mapped=True)  # raw data: read once, while the blob is written
     if info.kind == "bool":
         bits = (np.asarray(array) != 0).astype(np.uint8)
     else:

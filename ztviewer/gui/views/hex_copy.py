@@ -8,6 +8,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QInputDialog
 
+from ztviewer.codec.errors import CodecError
+from ztviewer.codec.source import SourceChanged
 from ztviewer.session.byte_copy import TITLES, CopyTooLarge, check_size, render
 
 from .hex_view import HexView
@@ -64,12 +66,17 @@ class HexActions:
         offset, length = view.selection() or (view.cursor_offset(), 1)
         length = min(length, view.size_bytes - offset)
         check_size(length)
-        return source.window(offset, length)
+        data = source.window(offset, length)
+        if len(data) < length:   # the file is shorter than when it was opened: copy nothing rather than a part
+            raise SourceChanged(f"{source.path} ends before byte {offset + length:,} of the selection; it changed on "
+                                "disk since it was opened: reload it", offset=offset + len(data),
+                                rule="an open file must not change under the reader")
+        return data
 
     def copy(self, kind: str) -> str | None:
         try:
             data = self.selected_bytes()
-        except CopyTooLarge as exc:
+        except (CopyTooLarge, CodecError) as exc:
             self.report(f"Not copied: {exc}")
             return None
         if data is None:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, render_plane
+from ztviewer.codec.errors import CodecError
 from ztviewer.session.formatting import ordinal
 from ztviewer.session.inspect_data import DenseData, TTData, format_value
 from ztviewer.session.value_grid import PlaneCells
@@ -472,7 +473,12 @@ class HeatmapView(QWidget):
             return
         row, col = position
         index = self.axes.index_of(row, col)
-        text = f"[{', '.join(str(i) for i in index)}] = {format_value(self.data.value(index))}"
+        try:
+            value = format_value(self.data.value(index))
+        except CodecError as exc:   # the file changed on disk: say so where the value would be
+            self.readout.setText(f"[{', '.join(str(i) for i in index)}]: {exc}")
+            return
+        text = f"[{', '.join(str(i) for i in index)}] = {value}"
         pixel = self._pixel_text(row, col)
         self.readout.setText(text + (f"    pixel: {pixel}" if pixel else ""))
 

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ztviewer.codec.errors import CodecError
 from ztviewer.session.value_grid import CellSource, CopyTooLarge, numpy_literal, tsv
 
 BLOCK_ROWS, BLOCK_COLS = 64, 32
@@ -42,16 +43,21 @@ _ROOT = QModelIndex()
 
 
 class ValuesModel(QAbstractTableModel):
-    """Read-only table over a cell source; text is fetched a block at a time."""
+    """Read-only table over a cell source; text is fetched a block at a time. A block that cannot be read (the
+    file changed on disk) shows empty cells; ``failed(str)`` says why, once per source."""
+
+    failed = Signal(str)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.source: CellSource | None = None
+        self.error: str | None = None
         self._blocks: OrderedDict[tuple[int, int], list[list[str]]] = OrderedDict()
 
     def set_source(self, source: CellSource | None) -> None:
         self.beginResetModel()
         self.source = source
+        self.error = None
         self._blocks.clear()
         self.endResetModel()
 
@@ -77,7 +83,14 @@ class ValuesModel(QAbstractTableModel):
             if source is None:   # no plane: the model has no rows to ask for
                 return []
             r0, c0 = brow * BLOCK_ROWS, bcol * BLOCK_COLS
-            block = source.texts(r0, min(source.rows, r0 + BLOCK_ROWS), c0, min(source.cols, c0 + BLOCK_COLS))
+            r1, c1 = min(source.rows, r0 + BLOCK_ROWS), min(source.cols, c0 + BLOCK_COLS)
+            try:
+                block = source.texts(r0, r1, c0, c1)
+            except CodecError as exc:   # never raise while painting: empty cells, and say why once
+                if self.error is None:
+                    self.error = str(exc)
+                    self.failed.emit(f"Values not shown: {exc}")
+                return [[""] * (c1 - c0) for _ in range(r1 - r0)]
             self._blocks[key] = block
             if len(self._blocks) > CACHED_BLOCKS:
                 self._blocks.popitem(last=False)
@@ -127,6 +140,7 @@ class ValuesView(QWidget):
         super().__init__(parent)
         self.setObjectName("valuesView")
         self.model = ValuesModel(self)
+        self.model.failed.connect(self.message)
         self.table = QTableView()
         self.table.setObjectName("valuesTable")
         self.table.setModel(self.model)
@@ -259,7 +273,7 @@ class ValuesView(QWidget):
             return None
         try:
             text = make(self.source, *rect)
-        except CopyTooLarge as exc:
+        except (CopyTooLarge, CodecError) as exc:
             self.message.emit(f"Not copied: {exc}")
             return None
         QGuiApplication.clipboard().setText(text)
