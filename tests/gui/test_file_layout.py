@@ -159,3 +159,24 @@ def test_zero_spans_reads_near_spans_together(tmp_path):
     assert zero_spans(source, starts, ends).tolist() == [True, False, True, True, False, True]
     assert reads[0] == (0, 6064) and len(reads) == 4    # near spans together; a MiB boundary splits pieces
     source.close()
+
+
+def test_layout_of_a_tensor_table_builds_no_tensor_and_matches_the_built_one(tmp_path):
+    """A 2,000-tensor .zt read as a lazy table: its layout comes from the table's columns (no tensor built,
+    start-up of a big file), the same segments and owners as when every tensor exists."""
+    from benchmarks.files import MANY_TENSORS, many_zt
+    from ztviewer.codec import open_file
+    from ztviewer.codec.tensor_table import TensorTable
+
+    path, count, _, _ = many_zt(tmp_path, quick=True)
+    lazy = open_file(path)
+    assert isinstance(lazy.tensors, TensorTable) and count == MANY_TENSORS[True]
+    layout = build_layout(lazy)
+    assert lazy.tensors._built == 0
+    built = open_file(path)
+    list(built.tensors)                  # every tensor built: the layout is found tensor by tensor
+    expected = build_layout(built)
+    middle = built.tensors[count // 2].components["data"]
+    assert layout.segment_at(middle.offset).owner == expected.segment_at(middle.offset).owner
+    assert lazy.tensors._built == 1      # the owner's tensor, asked for
+    assert layout.segments == expected.segments and layout.count("blob") == count

@@ -363,3 +363,11 @@ def stored_nbytes(tensors: Sequence[Tensor], positions: Iterable[int]) -> int:
     if isinstance(tensors, TensorTable):
         return tensors.stored_nbytes(positions)
     return sum(tensors[p].stored_nbytes for p in positions)
+
+
+def untouched_table(tensors: Sequence[Tensor]) -> TensorTable | None:
+    """``tensors`` when it is a :class:`TensorTable` whose entries are all as the reader listed them (raw
+    ``data`` components at the offsets of its columns, none built and changed), else ``None``: what is true of
+    its columns is then true of every tensor, without building one."""
+    return tensors if isinstance(tensors, TensorTable) and tensors.plain_spans() is not None else None
+

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from operator import add
@@ -20,6 +21,7 @@ import numpy as np
 
 from ztviewer.codec import Tensor, TensorFile
 from ztviewer.codec.model import plain_spans
+from ztviewer.codec.tensor_table import untouched_table
 
 from .layout_padding import UNOWNED_KINDS, unowned_columns
 from .zt_v2_facts import seek_table_length, seekable_parts
@@ -69,7 +71,7 @@ class Owners:
     """The owners of segments by number: ``0 … len(blobs) - 1`` are component blobs, whose :class:`Owner`
     is made from the tensor when first asked for; higher numbers are given owner tuples (regions, overlaps)."""
 
-    def __init__(self, blob_tensors: list[Tensor], blob_roles: list[str], given: list[tuple[Owner, ...]]) -> None:
+    def __init__(self, blob_tensors: Sequence[Tensor], blob_roles: list[str], given: list[tuple[Owner, ...]]) -> None:
         self._tensors = blob_tensors
         self._roles = blob_roles
         self._given = given
@@ -192,7 +194,7 @@ def _owned_ranges(tf: TensorFile, kind_names: list[str]) -> tuple[np.ndarray, np
     return starts, ends, kinds, numbers, owners
 
 
-def _inner_ranges(tf: TensorFile, tensors: list[Tensor], roles: list[str], ends: list[int],
+def _inner_ranges(tf: TensorFile, tensors: Sequence[Tensor], roles: list[str], ends: list[int],
                   owners: Owners) -> list[tuple[int, int, str, int]]:
     """The seek table at the end of each zstd-seekable part as its own range (start, end, kind, owner number);
     the part's blob is shortened to end where its table starts."""
@@ -213,9 +215,14 @@ def _inner_ranges(tf: TensorFile, tensors: list[Tensor], roles: list[str], ends:
     return inner
 
 
-def _blobs(tf: TensorFile) -> tuple[list[Tensor], list[str], list[int], list[int]]:
+def _blobs(tf: TensorFile) -> tuple[Sequence[Tensor], list[str], list[int], list[int]]:
     """Tensor, role, start and end of every component stored in this file. Plain tensors whose ``data``
-    component was never built are read as columns (:func:`plain_spans`), without building it."""
+    component was never built are read as columns (:func:`plain_spans`), without building it; a table of
+    them all in this file is read without building a tensor."""
+    table = untouched_table(tf.tensors)
+    if table is not None and (table.shard is None or table.shard[1] is tf.source):
+        offsets, lengths = (column.tolist() for column in table.plain_spans())  # type: ignore[union-attr]
+        return table, ["data"] * len(offsets), offsets, list(map(add, offsets, lengths))
     here = [t for t in tf.tensors if stored_here(tf, t)]
     spans = plain_spans(here)
     if spans is not None:

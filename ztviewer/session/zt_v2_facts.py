@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.decode import SEEKABLE
+from ztviewer.codec.tensor_table import untouched_table
 from ztviewer.codec.zstd_seekable import seek_table_length as seek_table_length_of
 
 from .formatting import plural
@@ -62,8 +63,9 @@ def seek_table_length(tf: TensorFile, tensor: Tensor, component: Component) -> i
 
 
 def seekable_parts(tf: TensorFile) -> list[tuple[Tensor, Component]]:
-    """The local ``zt.zstd-seekable/1`` parts of a v2 file, without building plain raw tensors' components."""
-    if not is_v2(tf):
+    """The local ``zt.zstd-seekable/1`` parts of a v2 file, without building plain raw tensors' components (nor
+    the tensors of a table of plain raw entries)."""
+    if not is_v2(tf) or untouched_table(tf.tensors) is not None:
         return []
     return [(t, c) for t in tf.tensors if SEEKABLE in t.component_encodings()
             for c in t.components.values() if c.encoding == SEEKABLE]
