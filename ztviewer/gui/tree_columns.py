@@ -2,7 +2,7 @@
 header and content, the important ones first so that they are on screen in a narrow window."""
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt
 from PySide6.QtWidgets import (
     QHeaderView,
     QStyle,
@@ -21,16 +21,29 @@ VISUAL_ORDER = (Column.NAME, Column.DTYPE, Column.SHAPE, Column.STORED, Column.D
 IMPORTANT = (Column.NAME, Column.DTYPE, Column.SHAPE, Column.STORED, Column.DIGEST)
 NAME_MIN_CHARS = 22          # the name column keeps at least this many average characters
 SAMPLE_ROWS = 400            # rows measured to size a column (the model is lazy; 100,000 rows are not read)
+EXACT_ROWS = 8               # of those, the widest texts of a column measured through its delegate
 
 
 class NameElideDelegate(QStyledItemDelegate):
-    """Shortens long dotted names by whole segments (``…layers.12…q_proj.weight``), then in the middle."""
+    """Shortens long dotted names by whole segments (``…layers.12…q_proj.weight``), then in the middle; its size
+    hint is the whole name's."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._measuring = False
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        self._measuring = True
+        try:
+            return super().sizeHint(option, index)
+        finally:
+            self._measuring = False
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
         option.textElideMode = Qt.TextElideMode.ElideMiddle
         text = option.text
-        if not text or "." not in text:
+        if self._measuring or not text or "." not in text:
             return
         style = option.widget.style() if option.widget is not None else None
         margin = 2 * ((style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, option.widget) + 1)
@@ -55,6 +68,7 @@ class TreeColumns(QObject):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setTextElideMode(Qt.TextElideMode.ElideRight)
+        header.setResizeContentsPrecision(SAMPLE_ROWS)     # a double click on a divider reads as many rows
         for visual, column in enumerate(VISUAL_ORDER):
             header.moveSection(header.visualIndex(column), visual)
         tree.setItemDelegateForColumn(Column.NAME, NameElideDelegate(tree))
@@ -66,12 +80,50 @@ class TreeColumns(QObject):
 
     def content_width(self, column: int) -> int:
         """Width that shows the header label (with its sort arrow) and the measured rows of ``column``.
-        Measuring reads ``SAMPLE_ROWS`` rows through the delegates, so it is kept until the model changes."""
+        The rows are measured once for every column (see :meth:`_measure_rows`) and kept until the model changes."""
         self._watch(self.tree.model())
-        width = self._widths.get(column)
-        if width is None:
+        if not self._widths:
             header = self.tree.header()
-            width = self._widths[column] = max(header.sectionSizeHint(column), self.tree.sizeHintForColumn(column))
+            rows = self._measure_rows()
+            self._widths = {c: max(header.sectionSizeHint(c), rows.get(c, 0)) for c in range(header.count())}
+        return self._widths.get(column, 0)
+
+    def _measure_rows(self) -> dict[int, int]:
+        """Content width per column over the first ``SAMPLE_ROWS`` rows the tree shows, as the tree's own
+        ``sizeHintForColumn`` would find it at a fraction of the work: that asks the delegate, so the model,
+        for every role of every row; here one text per cell is compared by its advance in the tree's font
+        and only the ``EXACT_ROWS`` widest are measured through the delegate (their font, icon, margins and
+        indentation)."""
+        tree, model = self.tree, self.tree.model()
+        if model is None:
+            return {}
+        rows: list[QModelIndex] = []
+        index = model.index(0, 0)
+        while index.isValid() and len(rows) < SAMPLE_ROWS:
+            rows.append(index)
+            index = tree.indexBelow(index)
+        metrics = tree.fontMetrics()
+        option = QStyleOptionViewItem()
+        tree.initViewItemOption(option)
+        widths: dict[int, int] = {}
+        for column in range(model.columnCount()):
+            if tree.isColumnHidden(column):
+                continue
+            cells = [row.siblingAtColumn(column) for row in rows]
+            advances = [metrics.horizontalAdvance(str(cell.data() or "")) for cell in cells]
+            widest = sorted(range(len(cells)), key=advances.__getitem__, reverse=True)[:EXACT_ROWS]
+            widths[column] = max((self._delegate_width(option, cells[i]) for i in widest), default=0)
+        return widths
+
+    def _delegate_width(self, option: QStyleOptionViewItem, index: QModelIndex) -> int:
+        tree = self.tree
+        width = tree.itemDelegateForIndex(index).sizeHint(option, index).width()
+        tree_column = tree.treePosition() if tree.treePosition() >= 0 else tree.header().logicalIndex(0)
+        if index.column() == tree_column:
+            depth, parent = 0, index.parent()
+            while parent.isValid():
+                depth, parent = depth + 1, parent.parent()
+            width += (depth + tree.rootIsDecorated()) * tree.indentation()
         return width
 
     def _watch(self, model: QAbstractItemModel | None) -> None:
@@ -91,7 +143,6 @@ class TreeColumns(QObject):
         header = self.tree.header()
         self._fitting = True
         try:
-            header.setResizeContentsPrecision(SAMPLE_ROWS)
             for column in Column:
                 if column != Column.NAME:
                     header.resizeSection(column, self.content_width(column))
