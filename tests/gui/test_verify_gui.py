@@ -121,6 +121,26 @@ def test_cancel_button_stops_verification_at_the_next_chunk(qtbot, make_view, hu
     assert state(view, huge.tensors[1]) == "unchecked"
 
 
+def test_check_and_verify_run_one_at_a_time(qtbot, make_view, huge):
+    """One owner (the view's TaskSlot) says whether a Check File or a verification runs: the other is refused with
+    a message saying which runs, and the slot is free again when it ends."""
+    view = make_view(huge)
+    said = []
+    view.status_message.connect(said.append)
+    assert view.verify() is not None and view.tasks.owner is view.verifier
+    assert view.check_file() is None and said[-1] == "Wait for the running verification to end (or cancel it)"
+    assert view.verify() is None and said[-1] == "A verification is already running"
+    with qtbot.waitSignal(view.verifier.ended, timeout=30_000):     # a hang guard, not a figure
+        view.verifier.cancel()
+    assert not view.tasks.busy
+    assert view.check_file() is not None and view.tasks.owner is view.checker
+    assert view.verify(selection_only=True) is None and said[-1] == "Wait for the running check to end (or cancel it)"
+    assert view.check_file() is None and said[-1] == "A check of this file is already running"
+    with qtbot.waitSignal(view.checker.ended, timeout=60_000):
+        view.checker.cancel()
+    assert not view.tasks.busy and view.tasks.owner is None
+
+
 def test_progress_shows_throughput_and_eta(qtbot, make_view, huge):
     view = make_view(huge)
     view.verify_bar.start(2, 1000)

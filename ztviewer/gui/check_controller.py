@@ -9,7 +9,7 @@ from ztviewer.codec import Problem, TensorFile
 from ztviewer.session.formatting import plural
 from ztviewer.workers.tasks import CheckFileTask, CheckOutcome
 
-from .task_controller import TaskController
+from .task_controller import TaskController, TaskSlot
 from .views.verify_progress import VerifyProgress
 
 
@@ -28,18 +28,17 @@ def check_summary(outcome: CheckOutcome) -> str:
 class CheckController(TaskController):
     """Start, follow and cancel one Check File of ``tensor_file``; found problems go to ``report``."""
 
+    noun = "check"
+    already_running = "A check of this file is already running"
+
     def __init__(self, tensor_file: TensorFile, report: Callable[[list[Problem]], None], progress: VerifyProgress,
-                 pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
-        super().__init__(progress, pool, parent)
+                 slot: TaskSlot, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
+        super().__init__(progress, slot, pool, parent)
         self.tensor_file, self.report = tensor_file, report
         self.last: CheckOutcome | None = None
 
     def start(self) -> CheckFileTask | None:
-        if self.task is not None:
-            self.message.emit("A check of this file is already running")
-            return None
-        if self.progress.isVisible():
-            self.message.emit("Wait for the running verification to end (or cancel it)")
+        if not self._may_start():
             return None
         task = CheckFileTask(self.tensor_file)
         self._follow(task, "Check")

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -23,7 +24,8 @@ from ztviewer.session.file_session import FileSession, ShownBytes
 from ztviewer.session.properties import Prop
 from ztviewer.session.selection import Selection
 from ztviewer.session.tree_nodes import NodeKind, TensorGroup
-from ztviewer.workers.tasks import OpenedFile
+from ztviewer.session.tree_state import TreeItem
+from ztviewer.workers.tasks import CheckFileTask, OpenedFile, VerifyDigestsTask
 
 from .check_controller import CheckController
 from .inspect_tab import add_inspect_tab
@@ -31,6 +33,7 @@ from .models.filter_switch import FilterSwitch
 from .models.problems_model import ProblemsModel
 from .models.tensor_tree import TensorTreeModel, TreeRole
 from .models.tree_proxy import TensorFilterProxy
+from .task_controller import TaskSlot
 from .tree_columns import TreeColumns
 from .verify_controller import VerifyController
 from .views.decoded_bytes import DecodedBytes
@@ -39,6 +42,9 @@ from .views.hex_view import HexView
 from .views.verify_progress import VerifyProgress
 
 if TYPE_CHECKING:
+    from ztviewer.codec.source import Source
+    from ztviewer.session.decoded_part import DecodedPart
+
     from .models.edit_stack import EditSession
     from .views.tree_edits import TreeEditing
 
@@ -68,15 +74,17 @@ class FileView(QWidget):
         self.problems_model = ProblemsModel(self.tensor_file.all_problems(), self)
         self._scroll_hex_on_select = True
         self._following = False          # the tree is being moved to the session's selection
-        self._decoded = None             # a compressed part whose decoded bytes the hex view shows instead
+        self._decoded: DecodedPart | None = None   # a compressed part whose decoded bytes the hex view shows instead
         self.opened_as: set[str] = set()
         self.edit_session: EditSession | None = None     # the Qt face of session.edits, once editing is enabled
         self.tree_editing: TreeEditing | None = None
         self.save_progress: QWidget | None = None        # the strip of a save running from this tab
         self._build_widgets()
-        self.verifier = VerifyController(self.session, self.problems_model, self.verify_bar, pool, self)
+        self.tasks = TaskSlot()              # Check File or Verify: one at a time
+        self.verifier = VerifyController(self.session, self.problems_model, self.verify_bar, self.tasks, pool, self)
         self.verifier.message.connect(self.status_message)
-        self.checker = CheckController(self.tensor_file, self.report_problems, self.verify_bar, pool, self)
+        self.checker = CheckController(self.tensor_file, self.report_problems, self.verify_bar, self.tasks, pool,
+                                       self)
         self.checker.message.connect(self.status_message)
         self.tree_model.names_changed.connect(self._refilter)
         self.session.selection_changed.connect(self._render_selection)
@@ -153,7 +161,7 @@ class FileView(QWidget):
         self.main_layout.addWidget(self.splitter, 1)
         self.main_layout.addWidget(self.verify_bar)
 
-    def showEvent(self, event) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         if not self._sized:       # the hex view gets its natural width unless the tree's important columns need it
             self._sized = True
@@ -170,7 +178,7 @@ class FileView(QWidget):
     def current_source_index(self) -> QModelIndex:
         return self.to_source(self.tree.currentIndex())
 
-    def current_item(self):
+    def current_item(self) -> TreeItem | None:
         return self.tree_model.item(self.current_source_index())
 
     def selected_tensors(self) -> list[Tensor]:
@@ -184,7 +192,7 @@ class FileView(QWidget):
     def current_tensor(self) -> Tensor | None:
         return self.tree_model.tensor_at(self.current_source_index())
 
-    def selected_items(self) -> list:
+    def selected_items(self) -> list[TreeItem | None]:
         rows = self.tree.selectionModel().selectedRows(0)
         return [self.tree_model.item(self.to_source(i)) for i in rows]
 
@@ -258,7 +266,7 @@ class FileView(QWidget):
         self.file_map.set_layout(shown.layout)
 
     @property
-    def shown_source(self):
+    def shown_source(self) -> Source | DecodedPart | None:
         """The source the hex view shows: the file's own, the current shard's in a multi-file set, or the decoded
         bytes of a compressed part."""
         return self._decoded if self._decoded is not None else self.session.shown_source
@@ -268,7 +276,7 @@ class FileView(QWidget):
         """The layout of the shown bytes."""
         return self.session.shown.layout
 
-    def show_bytes_of(self, part, layout: FileLayout | None) -> None:
+    def show_bytes_of(self, part: DecodedPart | None, layout: FileLayout | None) -> None:
         """Show a compressed part's decoded bytes (a :class:`~ztviewer.session.decoded_part.DecodedPart`) in the
         hex view and the data inspector; ``None`` goes back to the session's shown bytes, with the selection."""
         if part is not None:
@@ -390,26 +398,19 @@ class FileView(QWidget):
     def report_problems(self, problems: list[Problem]) -> None:
         """Problems found after opening (a view's decode, Check File): listed in Problems, marked in the tree; the
         first new one is said in the status bar."""
-        new = [p for p in dict.fromkeys(problems) if p not in self.problems_model.known()]
-        self.problems_model.add_problems(new)
+        new = self.problems_model.add_problems(problems)
         self.tree_model.add_found_problems(new)
         if new and not self.checker.running:
             self.status_message.emit(f"Problem found: {new[0].describe()}")
 
-    def check_file(self):
+    def check_file(self) -> CheckFileTask | None:
         """Check File: structure, decode every tensor, verify every digest (on a worker); returns the task."""
-        if self.verifier.running:
-            self.status_message.emit("Wait for the running verification to end (or cancel it)")
-            return None
         return self.checker.start()
 
-    def verify(self, selection_only: bool = False):
+    def verify(self, selection_only: bool = False) -> VerifyDigestsTask | None:
         """Verify every recorded digest, or those of the selected rows; returns the task (or None)."""
         from ztviewer.codec.digest import components_with_digests
 
-        if self.checker.running:
-            self.status_message.emit("Wait for the running check to end (or cancel it)")
-            return None
         if not selection_only:
             return self.verifier.start(components_with_digests(self.tensor_file))
         pairs: dict[tuple[int, str], tuple[Tensor, Component]] = {}

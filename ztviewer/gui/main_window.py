@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDockWidget,
@@ -17,9 +17,10 @@ from PySide6.QtWidgets import (
 )
 
 from ztviewer import __version__
+from ztviewer.codec import Problem
 from ztviewer.session.formatting import exact_bytes, human_bytes, plural
 from ztviewer.session.zt_v2_facts import file_kind_text, generation_rows, is_generation_view
-from ztviewer.workers.tasks import OpenedFile, OpenFileTask
+from ztviewer.workers.tasks import CheckFileTask, OpenedFile, OpenFileTask, VerifyDigestsTask
 
 from .changed_on_disk import DiskWatcher
 from .compare.tab import CompareTab
@@ -97,7 +98,7 @@ class MainWindow(QMainWindow):
             label.setContentsMargins(8, 0, 8, 0)
             self.statusBar().addPermanentWidget(label)
 
-    def showEvent(self, event) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.dock_layout.shown()
 
@@ -204,13 +205,13 @@ class MainWindow(QMainWindow):
         if (view := self.current_view()) is not None:
             view.restore_manifest_order()
 
-    def verify(self, selection_only: bool = False):
+    def verify(self, selection_only: bool = False) -> VerifyDigestsTask | None:
         view = self.current_view()
         task = view.verify(selection_only) if view is not None else None
         self._update_actions()
         return task
 
-    def check_file(self):
+    def check_file(self) -> CheckFileTask | None:
         """File/Tools ▸ Check File on the current tab; returns the task (or None)."""
         view = self.current_view()
         task = view.check_file() if view is not None else None
@@ -256,7 +257,7 @@ class MainWindow(QMainWindow):
         box.open()
 
     # -- reacting --------------------------------------------------------------------------------------------
-    def _on_tab_changed(self, *args) -> None:
+    def _on_tab_changed(self, *_index: int) -> None:
         view = self.current_view()
         self.dock_layout.set_file_docks_shown(not isinstance(self.tabs.currentWidget(), CompareTab))
         self.problems_panel.set_model(view.problems_model if view else None)
@@ -289,7 +290,7 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         view = self.current_view()
-        busy = view is not None and (view.verifier.running or view.checker.running)
+        busy = view is not None and view.tasks.busy
         self.actions_.update_enabled(view is not None, busy,
                                      view is not None and bool(generation_rows(view.tensor_file)))
 
@@ -308,7 +309,7 @@ class MainWindow(QMainWindow):
         if view is self.current_view():
             self.inspector.set_offset(offset)
 
-    def _on_problem_activated(self, problem) -> None:
+    def _on_problem_activated(self, problem: Problem) -> None:
         if (view := self.current_view()) is not None:
             view.select_problem(problem)
 
@@ -317,7 +318,7 @@ class MainWindow(QMainWindow):
         if local_paths(event.mimeData()):
             event.acceptProposedAction()
 
-    def dragMoveEvent(self, event) -> None:
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
         if local_paths(event.mimeData()):
             event.acceptProposedAction()
 

@@ -8,26 +8,28 @@ from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.model import Component
 from ztviewer.session.file_session import FileSession
 from ztviewer.session.formatting import human_bytes, plural
-from ztviewer.workers.tasks import ComponentCheck, VerifyDigestsTask
+from ztviewer.workers.tasks import ComponentCheck, VerifyDigestsTask, VerifySummary
 
 from .models.problems_model import ProblemsModel
-from .task_controller import TaskController
+from .task_controller import TaskController, TaskSlot
 from .views.verify_progress import VerifyProgress
 
 
 class VerifyController(TaskController):
     """Start, follow and cancel one :class:`VerifyDigestsTask` at a time."""
 
-    def __init__(self, session: FileSession, problems: ProblemsModel, progress: VerifyProgress,
+    noun = "verification"
+    already_running = "A verification is already running"
+
+    def __init__(self, session: FileSession, problems: ProblemsModel, progress: VerifyProgress, slot: TaskSlot,
                  pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
-        super().__init__(progress, pool, parent)
+        super().__init__(progress, slot, pool, parent)
         self.session, self.problems = session, problems
         self.tensor_file = session.tensor_file
         self._added: set[Problem] = set()
 
     def start(self, targets: list[tuple[Tensor, Component]]) -> VerifyDigestsTask | None:
-        if self.task is not None:
-            self.message.emit("A verification is already running")
+        if not self._may_start():
             return None
         if self.tensor_file.source is None or not targets:
             self.message.emit("Nothing to verify: no recorded digests in the selection")
@@ -51,7 +53,7 @@ class VerifyController(TaskController):
         self._added.update(problems)
         self.problems.add_problems(problems)
 
-    def _on_finished(self, summary) -> None:
+    def _on_finished(self, summary: VerifySummary) -> None:
         text = (f"Verified {plural(summary.checked, 'digest')} "
                 f"({human_bytes(summary.bytes_done)} in {summary.seconds:.2f} s): {summary.ok:,} ok")
         if summary.mismatched:

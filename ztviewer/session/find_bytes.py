@@ -12,9 +12,11 @@ import math
 import re
 import struct
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
+
+from ztviewer.session.byte_window import ByteWindow
 
 HEX, TEXT = "hex", "text"
 #: typed values: struct code and width (bf16 is float32's upper half)
@@ -28,13 +30,6 @@ MAX_PATTERN = 4096
 
 class BadPattern(ValueError):
     """What the user typed is not a pattern of the chosen kind (the message says why)."""
-
-
-class Searchable(Protocol):
-    @property
-    def size(self) -> int: ...
-
-    def window(self, offset: int, length: int) -> bytes: ...
 
 
 def _bf16(value: float, little: bool) -> bytes:
@@ -91,7 +86,7 @@ def _typed(kind: str, text: str, little: bool) -> bytes:
         raise BadPattern(f"{text} does not fit {kind}") from None
 
 
-def find(data: Searchable, pattern: bytes, start: int, backward: bool = False, *, chunk: int = CHUNK,
+def find(data: ByteWindow, pattern: bytes, start: int, backward: bool = False, *, chunk: int = CHUNK,
          cancelled: Callable[[], bool] | None = None,
          progress: Callable[[int, int], None] | None = None) -> int | None:
     """Offset of the first match at or after ``start`` (forward), or the last match starting before ``start``
@@ -135,7 +130,7 @@ def find(data: Searchable, pattern: bytes, start: int, backward: bool = False, *
     return None
 
 
-def find_wrapping(data: Searchable, pattern: bytes, start: int, backward: bool = False,
+def find_wrapping(data: ByteWindow, pattern: bytes, start: int, backward: bool = False,
                   **kw: Any) -> tuple[int | None, bool]:
     """:func:`find`, continuing from the other end when nothing is found: (offset, wrapped)."""
     found = find(data, pattern, start, backward, **kw)

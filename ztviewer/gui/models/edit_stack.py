@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from ztviewer.codec import Tensor
+from ztviewer.codec import Tensor, TensorFile
 from ztviewer.session.edit_session import EditSession as Edits
 from ztviewer.session.edit_session import EditStep
 
@@ -88,7 +88,7 @@ class EditSession(QObject):
 
     # -- the session's edits, as the editing widgets use them -------------------------------------------------
     @property
-    def tensor_file(self):
+    def tensor_file(self) -> TensorFile:
         return self.edits.tensor_file
 
     @property

@@ -42,9 +42,6 @@ class ProblemsModel(QAbstractTableModel):
     def problems(self) -> list[Problem]:
         return list(self._problems)
 
-    def known(self) -> set[Problem]:
-        return self._known
-
     def problem(self, row: int) -> Problem:
         return self._problems[row]
 
@@ -58,14 +55,15 @@ class ProblemsModel(QAbstractTableModel):
         self._known = set(self._problems)
         self.endResetModel()
 
-    def add_problems(self, problems: Iterable[Problem]) -> None:
-        """Append the problems not listed yet (the same problem found twice is listed once)."""
+    def add_problems(self, problems: Iterable[Problem]) -> list[Problem]:
+        """Append the problems not listed yet (the same problem found twice is listed once); returns those."""
         new = list(dict.fromkeys(p for p in problems if p not in self._known))
         if new:
             self.beginInsertRows(QModelIndex(), len(self._problems), len(self._problems) + len(new) - 1)
             self._problems.extend(new)
             self._known.update(new)
             self.endInsertRows()
+        return new
 
     def remove_where(self, predicate) -> None:
         """Drop the problems a predicate selects (e.g. stale mismatches before re-verifying)."""

@@ -22,7 +22,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QWidget
 
-from ztviewer.codec.source import Source
+from ztviewer.session.byte_window import ByteWindow
 from ztviewer.session.file_layout import FileLayout
 
 from .. import theme
@@ -33,7 +33,8 @@ _PRINTABLE = bytes(range(0x20, 0x7F))
 
 
 class HexView(QAbstractScrollArea):
-    """Hex dump of a :class:`~ztviewer.codec.source.Source` with selection, cursor and layout tints."""
+    """Hex dump of a :class:`~ztviewer.codec.source.Source` (or a decoded part) with selection, cursor and layout
+    tints."""
 
     cursor_moved = Signal(object)       # byte offset (python int: files may exceed 2 GiB)
     byte_activated = Signal(object)     # double click on a byte
@@ -42,7 +43,7 @@ class HexView(QAbstractScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("hexView")
-        self._source: Source | None = None
+        self._source: ByteWindow | None = None
         self._layout: FileLayout | None = None
         self._selection: tuple[int, int] | None = None
         self._cursor = 0
@@ -57,7 +58,7 @@ class HexView(QAbstractScrollArea):
         self._update_metrics()
 
     # -- content ---------------------------------------------------------------------------------------------
-    def set_source(self, source: Source | None, layout: FileLayout | None = None) -> None:
+    def set_source(self, source: ByteWindow | None, layout: FileLayout | None = None) -> None:
         self._source, self._layout = source, layout
         self._selection, self._cursor, self._first_row = None, 0, 0
         self._update_metrics()
@@ -69,7 +70,7 @@ class HexView(QAbstractScrollArea):
         self.viewport().update()
 
     @property
-    def source(self) -> Source | None:
+    def source(self) -> ByteWindow | None:
         return self._source
 
     @property
