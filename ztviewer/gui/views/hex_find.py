@@ -19,15 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ztviewer.session.find_bytes import (
-    HEX,
-    KINDS,
-    TEXT,
-    BadPattern,
-    Searchable,
-    find_wrapping,
-    pattern_bytes,
-)
+from ztviewer.session.byte_window import ByteWindow
+from ztviewer.session.find_bytes import HEX, KINDS, TEXT, BadPattern, find_wrapping, pattern_bytes
 
 from .hex_view import HexView
 
@@ -153,7 +146,7 @@ class HexFindBar(QWidget):
 
         self.slot.start(search, lambda result: self._found(result, pattern, source), failed=self._failed)
 
-    def _found(self, result: tuple[int | None, bool], pattern: bytes, source: Searchable) -> None:
+    def _found(self, result: tuple[int | None, bool], pattern: bytes, source: ByteWindow) -> None:
         self._idle()
         offset, wrapped = result
         if source is not self.hex_view.source:
