@@ -187,10 +187,20 @@ class _Viewer:
         self.wait("first")
         self.heat.image.grab()
         elapsed = time.perf_counter() - start
+        self._follow_preview()
         if refined:
             self.wait("refined")
             return self.state["refined"] - start
         return elapsed
+
+    def _follow_preview(self) -> None:
+        """The reference gathers at the strides of the preview ours showed (the plot's size, hence the preview's
+        resolution, can change by a few pixels once the colour bar and labels are laid out)."""
+        base = self.heat.base
+        if base is not None and base.method == "strided":
+            image = base.image
+            self.strides = (int(image.row_edges[1] - image.row_edges[0]), int(image.col_edges[1] - image.col_edges[0]))
+            self.out = image.data.shape
 
     def show(self, data: np.ndarray) -> None:
         self.item.setImage(data, autoLevels=True)

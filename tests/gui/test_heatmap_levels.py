@@ -63,3 +63,24 @@ def test_heatmap_of_a_weight_with_an_outlier_column_is_not_washed_out(qtbot, pan
     view.image._settle.stop()
     view._range_settled()
     assert view.info.text() != zoomed and view.info.text() == view._describe(view.base)
+
+
+def test_sample_rows_are_the_previews_rows_and_still_spread_over_columns():
+    """A cold file: the level sample reads rows the strided preview has just read (other rows would each cost a
+    disk read through the map), still one column in many."""
+    from ztviewer.analysis.plane_jobs import Inline, render_plane
+
+    rows, cols = 4096, 2048
+    plane = np.repeat(np.arange(rows, dtype=np.float32)[:, None], cols, axis=1)  # value = row index
+    plane[:, 1000] = -1.0
+    ctx = Inline()
+    render_plane(ctx, plane, (0, rows, 0, cols), (300, 400), "max", preview=True, dtype_name="float32")
+    preview = ctx.partials[0]
+    step = int(preview.image.row_edges[1] - preview.image.row_edges[0])
+    assert step > 1 and preview.sample is not None and preview.sample.size > 30_000
+    sampled_rows = preview.sample[preview.sample >= 0]
+    assert set(np.unique(sampled_rows % step)) == {0.0}
+    assert len(np.unique(sampled_rows)) > 250   # spread over the preview's rows
+    assert np.mean(preview.sample == -1.0) < 0.002
+    weight = weight_with_outlier_column()
+    assert np.mean(level_sample(weight, 1 << 16, row_step=7) == 300.0) < 0.001

@@ -92,10 +92,13 @@ def render_plane(ctx, plane, region: tuple[int, int, int, int], out_shape: tuple
     plane = releasing(plane)
     sample = None
     try:
-        if base:   # about 65,000 real element values (not block extremes) for the colour levels
-            sample = level_sample(plane, LEVEL_SAMPLE, region=region, **kw)
+        preview_image = None
         if preview and ((r1 - r0) > out_shape[0] or (c1 - c0) > out_shape[1]):
             preview_image = strided_preview(plane, *out_shape, region=region, **kw)
+        if base:   # about 65,000 real element values (not block extremes) for the colour levels
+            step = int(preview_image.row_edges[1] - preview_image.row_edges[0]) if preview_image is not None else 1
+            sample = level_sample(plane, LEVEL_SAMPLE, region=region, row_step=step, **kw)
+        if preview_image is not None:
             ctx.emit_partial(Rendered(preview_image, region, base, request, sample))
             if preview_shown is not None:
                 preview_shown.wait(PREVIEW_WAIT)

@@ -278,13 +278,15 @@ def display_levels(image: np.ndarray, clip_percent: float = 0.0) -> tuple[float,
 
 
 def level_sample(plane: np.ndarray, count: int = 1 << 16, *, region: Region | None = None,
-                 dtype_name: str | None = None, complex_mode: ComplexMode = "magnitude") -> np.ndarray:
+                 dtype_name: str | None = None, complex_mode: ComplexMode = "magnitude",
+                 row_step: int = 1) -> np.ndarray:
     """About ``count`` element values of ``plane[r0:r1, c0:c1]`` (presented as displayed), spread so that no
     row or column is over-represented: evenly spaced rows, each read at columns shifted by a different phase.
 
     Colour levels taken from percentiles of this sample describe the data; a reduced image's block extremes
     (or a strided grid that happens to hit an outlier column in every row) would not. Reads only these
-    elements."""
+    elements. With ``row_step`` the rows are taken among ``r0, r0 + row_step, …``: the rows a strided preview of
+    that step has just read (on a cold file, other rows would each cost a disk read through the map)."""
     r0, r1, c0, c1 = check_region(plane.shape, region)
     rows, cols = r1 - r0, c1 - c0
     if rows * cols <= count:
@@ -294,9 +296,11 @@ def level_sample(plane: np.ndarray, count: int = 1 << 16, *, region: Region | No
         return strided_preview(plane, side, side, region=region, dtype_name=dtype_name,
                                complex_mode=complex_mode).data.reshape(-1)
     else:
-        n_rows = max(1, min(rows, int(np.sqrt(count * rows / cols))))
+        step = max(1, row_step)
+        candidates = -(-rows // step)
+        n_rows = max(1, min(candidates, int(np.sqrt(count * rows / cols))))
         per_row = max(1, min(cols, count // n_rows))
-        row_index = r0 + (np.arange(n_rows, dtype=np.int64) * rows) // n_rows
+        row_index = r0 + (np.arange(n_rows, dtype=np.int64) * candidates) // n_rows * step
         step = cols / per_row
         phase = (np.arange(n_rows, dtype=np.float64) * 0.618034 % 1.0)[:, None]     # golden-ratio offsets
         col_index = c0 + np.minimum(((np.arange(per_row)[None, :] + phase) * step).astype(np.int64), cols - 1)
