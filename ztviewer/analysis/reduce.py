@@ -296,11 +296,11 @@ def level_sample(plane: np.ndarray, count: int = 1 << 16, *, region: Region | No
         return strided_preview(plane, side, side, region=region, dtype_name=dtype_name,
                                complex_mode=complex_mode).data.reshape(-1)
     else:
-        step = max(1, row_step)
-        candidates = -(-rows // step)
+        row_stride = max(1, row_step)
+        candidates = -(-rows // row_stride)
         n_rows = max(1, min(candidates, int(np.sqrt(count * rows / cols))))
         per_row = max(1, min(cols, count // n_rows))
-        row_index = r0 + (np.arange(n_rows, dtype=np.int64) * candidates) // n_rows * step
+        row_index = r0 + (np.arange(n_rows, dtype=np.int64) * candidates) // n_rows * row_stride
         step = cols / per_row
         phase = (np.arange(n_rows, dtype=np.float64) * 0.618034 % 1.0)[:, None]     # golden-ratio offsets
         col_index = c0 + np.minimum(((np.arange(per_row)[None, :] + phase) * step).astype(np.int64), cols - 1)
