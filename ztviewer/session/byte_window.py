@@ -7,6 +7,11 @@ from typing import Protocol
 
 class ByteWindow(Protocol):
     @property
+    def path(self) -> str:
+        """The file the bytes are read from (for messages)."""
+        ...
+
+    @property
     def size(self) -> int: ...
 
     def window(self, offset: int, length: int) -> bytes: ...
