@@ -13,6 +13,7 @@ behaves exactly as one.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, MutableSequence, Sequence
 from itertools import repeat
 from operator import itemgetter
@@ -20,6 +21,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from .dtypes import dtype_info
 from .model import Tensor, dense_tensor
 
 #: ``(shard name, source)`` of a multi-file set's shard; its tensors carry them as ``shard`` and ``source``.
@@ -275,6 +277,28 @@ class TensorTable(MutableSequence[Tensor]):
         for p in positions:
             built = made[p]
             total += int(lengths[p]) if built is None else built.stored_nbytes
+        return total
+
+    def dense_nbytes(self, positions: Iterable[int]) -> int:
+        """Dense bytes of the tensors at ``positions`` whose dtype is known (each as :attr:`Tensor.dense_nbytes`),
+        from the ``dtypes`` and ``shapes`` columns where not built."""
+        if self._list is not None:
+            return sum(self._list[p].dense_nbytes or 0 for p in positions)
+        made, dtypes, shapes = self._made, self.dtypes, self.shapes
+        itemsizes: dict[str, int] = {}     # 0 for an unknown dtype
+        total = 0
+        for p in positions:
+            built = made[p]
+            if built is not None:
+                total += built.dense_nbytes or 0
+                continue
+            dtype = dtypes[p]
+            itemsize = itemsizes.get(dtype)
+            if itemsize is None:
+                info = dtype_info(dtype)
+                itemsize = itemsizes[dtype] = info.itemsize if info else 0
+            if itemsize:
+                total += math.prod(shapes[p]) * itemsize
         return total
 
     def plain_spans(self) -> tuple[np.ndarray, np.ndarray] | None:

@@ -10,6 +10,7 @@ from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.decode import SEEKABLE
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.formats.zt_v2 import content_digest, object_content_digest
+from ztviewer.codec.tensor_table import TensorTable
 from ztviewer.codec.text import printable
 
 from .file_layout import FileLayout
@@ -67,10 +68,16 @@ def _problems(problems: Iterable[Problem]) -> list[Prop]:
     return [Prop("Problems", f"{len(items)}", items)] if items else []
 
 
+def _byte_totals(tensors: Sequence[Tensor]) -> tuple[int, int]:
+    """Stored bytes and dense bytes (of the tensors whose dtype is known) of ``tensors``; a table answers from
+    its columns for the tensors it has not built."""
+    if isinstance(tensors, TensorTable):
+        return tensors.stored_nbytes(range(len(tensors))), tensors.dense_nbytes(range(len(tensors)))
+    return sum(t.stored_nbytes for t in tensors), sum(t.dense_nbytes or 0 for t in tensors)
+
+
 def file_props(tf: TensorFile, layout: FileLayout | None) -> list[Prop]:
-    stored = sum(t.stored_nbytes for t in tf.tensors)
-    dense = [t.dense_nbytes for t in tf.tensors]
-    known_dense = sum(d for d in dense if d is not None)
+    stored, known_dense = _byte_totals(tf.tensors)
     general = [Prop("path", tf.path), Prop("format", tf.format), Prop("variant", tf.variant or "—"),
                Prop("size", exact_bytes(tf.size)), Prop("readable", "yes" if tf.readable else "no"),
                Prop("tensors", f"{len(tf.tensors):,}")]
