@@ -19,7 +19,7 @@ import xxhash
 from .errors import DigestError, DigestMismatch
 from .model import Component, Tensor, TensorFile
 from .readahead import read_ahead
-from .source import Source
+from .source import Source, StoredRange
 
 CHUNK = 8 << 20
 _CRC_RE = re.compile(r"0x[0-9A-Fa-f]{8}")
@@ -145,8 +145,8 @@ def _compute_decoded(source: Source, tensor: Tensor, component: Component, algor
     if component.encoding != SEEKABLE:
         raise DigestError(f"cannot decode encoding {component.encoding!r} to verify its digest",
                           rule=DECODED_RULE, tensor=tensor.name, component=component.role)
-    stored = source.view(component.offset, component.length, "component", tensor=tensor.name,
-                         component=component.role)
+    stored = StoredRange(source, component.offset, component.length, "component", tensor=tensor.name,
+                         component=component.role)  # frames read with positional reads, one at a time
     where = {"tensor": tensor.name, "component": component.role, "offset": component.offset}
     stream = SeekableStream(stored, component.uncompressed_length or 0, where=where)
     hasher = _Hasher(algorithm)

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ztviewer.codec.decode import stored_view
 from ztviewer.codec.errors import Cancelled
 from ztviewer.codec.model import Component, Tensor, TensorFile
 
@@ -72,36 +71,24 @@ def same_description(a: Tensor, b: Tensor) -> bool:
 def same_stored_bytes(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, *,
                       progress: ByteProgress | None = None, cancelled: CancelCheck | None = None) -> bool:
     """Whether every component of ``a`` has the same stored bytes as ``b``'s (call when
-    :func:`same_description` holds). Stops at the first differing chunk."""
+    :func:`same_description` holds). Stops at the first differing chunk. Both sides are read with positional
+    reads, chunk by chunk (nothing stays resident; a file truncated meanwhile is an error, never SIGBUS)."""
     source_a, source_b = tf_a.source_for(a), tf_b.source_for(b)
     for role, ca in a.components.items():
         cb = b.components[role]
-
-        def done(start: int, stop: int, ca: Component = ca, cb: Component = cb) -> None:
-            source_a.drop_pages(ca.offset + start, stop - start)  # keeps the resident size bounded
-            source_b.drop_pages(cb.offset + start, stop - start)
+        if ca.length != cb.length:
+            return False
+        chunks_a = source_a.read_chunks(ca.offset, ca.length, CHUNK, "component", reuse=True, tensor=a.name,
+                                        component=role)
+        chunks_b = source_b.read_chunks(cb.offset, cb.length, CHUNK, "component", reuse=True, tensor=b.name,
+                                        component=role)
+        for part_a, part_b in zip(chunks_a, chunks_b, strict=True):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            if not _equal_chunk(memoryview(part_a), memoryview(part_b)):
+                return False
             if progress is not None:
-                progress(stop - start)
-
-        if not equal_views(stored_view(tf_a, a, ca), stored_view(tf_b, b, cb), done, cancelled):
-            return False
-    return True
-
-
-def equal_views(va: memoryview, vb: memoryview, done: Callable[[int, int], None] | None = None,
-                cancelled: CancelCheck | None = None, chunk: int = CHUNK) -> bool:
-    """Byte equality of two buffers, chunk by chunk (compared as 64-bit words where the length allows);
-    ``done(start, stop)`` after each equal chunk."""
-    if len(va) != len(vb):
-        return False
-    for start in range(0, len(va), chunk):
-        if cancelled is not None and cancelled():
-            raise Cancelled()
-        stop = min(len(va), start + chunk)
-        if not _equal_chunk(va[start:stop], vb[start:stop]):
-            return False
-        if done is not None:
-            done(start, stop)
+                progress(len(part_a))
     return True
 
 

@@ -175,8 +175,16 @@ class ShardSource(Source):
         return bytes(self.view(start, self.size - start))
 
     def window(self, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes from ``offset``, clipped at EOF, read with positional reads (for hex views: a
+        shard another program truncated shows nothing past its end rather than faulting)."""
         offset = max(0, min(offset, self.size))
-        return bytes(self.view(offset, min(self.size, offset + max(0, length)) - offset))
+        length = min(self.size, offset + max(0, length)) - offset
+        if offset + length <= len(self._head) or not length:
+            return self._head[offset:offset + length]
+        try:
+            return b"".join(bytes(part) for part in self.read_chunks(offset, length, what="window"))
+        except CodecError:   # the shard changed on disk: the set's warning says so
+            return b""
 
     def fileno(self) -> int | None:
         with self._pool.lock:
