@@ -31,3 +31,22 @@ def test_opening_builds_the_components_of_the_rows_on_screen_only(qtbot, window,
     view.tree.viewport().repaint()
     built = sum(t._components is not None for t in view.tensor_file.tensors)
     assert built < count // 4, built
+
+
+def test_opening_a_large_file_builds_the_tensors_of_the_first_rows_only(qtbot, window, tmp_path):
+    """A 10,000-tensor file listed as a table: opening it, painting the tree, the file map and the file row's
+    properties build only the tensors of the rows measured to size the columns (the first ``SAMPLE_ROWS``),
+    which include the rows on screen."""
+    from benchmarks.files import many_zt
+    from ztviewer.gui.tree_columns import SAMPLE_ROWS
+
+    path, count, _, _ = many_zt(tmp_path, quick=False)
+    view = open_in_window(qtbot, window, path)
+    view.tree.viewport().repaint()
+    view.file_map.repaint()
+    assert window.properties_panel.value_of("File", "tensors") == f"{count:,}"
+    table = view.tensor_file.tensors
+    on_screen = view.tree.viewport().height() // view.tree.sizeHintForRow(0) + 1
+    first = max(SAMPLE_ROWS, on_screen)
+    assert 0 < table._built <= first
+    assert all(tensor is None for tensor in table._made[first:])

@@ -204,6 +204,13 @@ class TensorTable(MutableSequence[Tensor]):
     def count(self, value: Any) -> int:
         return self._all().count(value)
 
+    def index_at(self, position: int) -> int:
+        """:attr:`Tensor.index` of the tensor at ``position``, without building it."""
+        if self._list is not None:
+            return self._list[position].index
+        built = self._made[position]
+        return self.first_index + position if built is None else built.index
+
     def tensor_names(self) -> list[str]:
         """Every tensor's name in order, without building tensors."""
         return list(self.names) if self._list is None else [t.name for t in self._list]

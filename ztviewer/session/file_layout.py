@@ -21,7 +21,7 @@ import numpy as np
 
 from ztviewer.codec import Tensor, TensorFile
 from ztviewer.codec.model import plain_spans
-from ztviewer.codec.tensor_table import untouched_table
+from ztviewer.codec.tensor_table import TensorTable, untouched_table
 
 from .layout_padding import UNOWNED_KINDS, unowned_columns
 from .zt_v2_facts import seek_table_length, seekable_parts
@@ -80,6 +80,15 @@ class Owners:
         self._given.append(owners)
         return len(self._tensors) + len(self._given) - 1
 
+    def tensor_index(self, number: int) -> int | None:
+        """The tensor index of owner ``number`` (of its first owner; ``None`` for a structural region), without
+        building the tensor of a blob listed in a table."""
+        tensors = self._tensors
+        if 0 <= number < len(tensors):
+            return tensors.index_at(number) if isinstance(tensors, TensorTable) else tensors[number].index
+        owners = self[number]
+        return owners[0].tensor_index if owners else None
+
     def __getitem__(self, number: int) -> tuple[Owner, ...]:
         if number < 0:
             return ()
@@ -111,6 +120,11 @@ class FileLayout:
     def segment(self, i: int) -> Segment:
         return Segment(self.kind_names[self.kind_codes[i]], self._starts[i], self._ends[i] - self._starts[i],
                        self.owners[int(self.owner_numbers[i])])
+
+    def kind_and_tensor(self, i: int) -> tuple[str, int | None]:
+        """Segment ``i``'s kind and its owner's tensor index (what colours it in the file map), without making the
+        segment and its owners."""
+        return self.kind_names[self.kind_codes[i]], self.owners.tensor_index(int(self.owner_numbers[i]))
 
     @property
     def segments(self) -> list[Segment]:

@@ -11,7 +11,6 @@ from itertools import pairwise
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
-    QColor,
     QImage,
     QMouseEvent,
     QPainter,
@@ -161,14 +160,10 @@ class FileMap(QWidget):
         bounds = [0, *(np.flatnonzero(np.diff(winners)) + 1).tolist(), width]
         for start, stop in pairwise(bounds):
             if winners[start] >= 0:
-                painter.fillRect(start, 0, stop - start, _BAR_H, self._color(layout.segment(int(winners[start]))))
+                painter.fillRect(start, 0, stop - start, _BAR_H,
+                                 theme.kind_color(*layout.kind_and_tensor(int(winners[start]))))
         painter.end()
         return image
-
-    @staticmethod
-    def _color(segment: Segment) -> QColor:
-        owner = segment.owner
-        return theme.kind_color(segment.kind, owner.tensor_index if owner is not None else None)
 
     def _paint_window(self, painter: QPainter, bar: QRectF, palette: QPalette) -> None:
         if self._window is None:
