@@ -11,14 +11,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from ztviewer.analysis._common import checkpoint
-from ztviewer.analysis.diff.planes import DifferencePlane, work_dtype
+from ztviewer.analysis.diff.accumulate import work_dtype
+from ztviewer.analysis.diff.planes import DifferencePlane, as_numbers
 from ztviewer.analysis.mapped import releasing
 from ztviewer.analysis.slicing import plane as plane_of
 from ztviewer.analysis.tt_view import Cores, check_cores, tt_chunks
 from ztviewer.codec.dtypes import DTYPES
 from ztviewer.codec.mapped_pages import require_unchanged
-
-from .diff.accumulate import presenter
 
 CHUNK_ELEMENTS = 1 << 20
 
@@ -71,7 +70,6 @@ def tt_error(cores: Cores, reference: np.ndarray, reference_dtype: str,
     total = math.prod(shape)
     tt_dtype = np.result_type(*cores).name
     work = work_dtype(tt_dtype if tt_dtype in DTYPES else "complex128", reference_dtype)
-    present = presenter(reference_dtype)
     flat = reference.reshape(-1) if reference.flags.c_contiguous else None
     squares = reference_squares = 0.0
     max_abs, max_at, done = -1.0, 0, 0
@@ -80,7 +78,7 @@ def tt_error(cores: Cores, reference: np.ndarray, reference_dtype: str,
         require_unchanged(reference)  # a view of a file map: never read once another program changed the file
         stop = done + chunk.size
         bits = flat[done:stop] if flat is not None else reference[np.unravel_index(np.arange(done, stop), shape)]
-        ref = np.asarray(present(np.asarray(bits))).astype(work, copy=False)
+        ref = as_numbers(bits, reference_dtype, work)
         with np.errstate(invalid="ignore", over="ignore"):
             diff = np.abs(chunk.astype(work, copy=False) - ref)
         squares += float(np.sum(diff.astype(np.float64) ** 2))
@@ -126,6 +124,6 @@ class TTErrorData:
     def value(self, index: tuple[int, ...]) -> object:
         require_unchanged(self.reference)
         work = work_dtype(self.tt.dtype_name, self.reference_dtype)
-        reference = np.asarray(presenter(self.reference_dtype)(np.asarray(self.reference[index]).reshape(1)))
+        reference = as_numbers(np.asarray(self.reference[index]).reshape(1), self.reference_dtype, work)
         with np.errstate(invalid="ignore", over="ignore"):
-            return (np.asarray([self.tt.value(index)], dtype=work) - reference.astype(work))[0].item()
+            return (np.asarray([self.tt.value(index)], dtype=work) - reference)[0].item()

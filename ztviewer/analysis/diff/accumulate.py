@@ -30,6 +30,12 @@ def presenter(dtype: str) -> Callable[[np.ndarray], np.ndarray]:
     return lambda bits: bits
 
 
+def work_dtype(dtype_a: str, dtype_b: str) -> np.dtype:
+    """float64, or complex128 when either side is complex: both sides are exact in it."""
+    complex_ = "complex" in (DTYPES[dtype_a].kind, DTYPES[dtype_b].kind)
+    return np.dtype(np.complex128 if complex_ else np.float64)
+
+
 def _ulp_source(dtype_a: str, dtype_b: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
     """``(bits, values) -> float bits`` to measure ULPs on, or ``None`` when ULPs do not apply.
 
@@ -57,8 +63,7 @@ class DiffAccumulator:
         self.same_dtype = dtype_a == dtype_b
         self.present_a, self.present_b = presenter(dtype_a), presenter(dtype_b)
         self.ulp_source = _ulp_source(dtype_a, dtype_b)
-        complex_ = "complex" in (DTYPES[dtype_a].kind, DTYPES[dtype_b].kind)
-        self.work = np.dtype(np.complex128 if complex_ else np.float64)
+        self.work = work_dtype(dtype_a, dtype_b)
         self.tolerance = tolerance
         self.keep = worst
         self.count = self.compared = self.differing = self.nan_mismatch = self.inf_mismatch = 0

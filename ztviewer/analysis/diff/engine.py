@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from ztviewer.codec.errors import Cancelled, CodecError
+from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import Tensor, TensorFile
 
 from .accumulate import DiffAccumulator
@@ -17,7 +17,7 @@ from .attributes import attribute_changes
 from .model import DiffOptions, DiffStats, FileDiff, PairDiff, Verdict
 from .pairing import TensorPair, pair_tensors
 from .storage import same_description, same_stored_bytes, side, storage_changes
-from .values import DECODABLE, SPARSE, aligned, sparse_entries, stored_bits, union
+from .values import DECODABLE, paired_pieces
 
 CancelCheck = Callable[[], bool]
 Progress = Callable[[int, int], None]
@@ -63,29 +63,18 @@ def numeric_stats(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, opti
                   cancelled: CancelCheck | None = None) -> DiffStats:
     """Streaming difference statistics of two tensors of the same shape (A is the reference)."""
     acc = DiffAccumulator(tuple(a.shape), a.dtype, b.dtype, options.tolerance, options.worst)
-    size = max(1, options.chunk_elements)
-    if a.layout in SPARSE and b.layout in SPARSE:
-        positions, bits_a, bits_b = union(*sparse_entries(tf_a, a), *sparse_entries(tf_b, b))
-        for start in range(0, positions.size, size):
-            if cancelled is not None and cancelled():
-                raise Cancelled()
-            stop = start + size
-            acc.update(bits_a[start:stop], bits_b[start:stop], positions[start:stop])
-        acc.add_equal(a.numel - positions.size)
-        if progress is not None:
-            progress(a.stored_nbytes + b.stored_nbytes)
-        return acc.result()
-    total = a.numel
-    weight = a.stored_nbytes + b.stored_nbytes
-    reported = 0
-    stream = aligned(stored_bits(tf_a, a, size, cancelled), stored_bits(tf_b, b, size, cancelled), size, total,
-                     (a.name, b.name))
-    for position, piece_a, piece_b in stream:
-        acc.update(piece_a, piece_b, position)
-        if progress is not None and total:
-            now = weight * (position + piece_a.size) // total
+    total, weight = a.numel, a.stored_nbytes + b.stored_nbytes
+    covered = reported = 0
+    for positions, piece_a, piece_b in paired_pieces(tf_a, a, tf_b, b, max(1, options.chunk_elements), cancelled):
+        acc.update(piece_a, piece_b, positions)
+        covered += piece_a.size
+        if progress is not None and total and isinstance(positions, int):   # a whole stream: progress by position
+            now = weight * (positions + piece_a.size) // total
             progress(now - reported)
             reported = now
+    acc.add_equal(total - covered)   # sparse pairs: the elements neither stores, zero on both sides
+    if progress is not None and weight > reported:
+        progress(weight - reported)
     return acc.result()
 
 

@@ -6,7 +6,6 @@ entries are kept, so memory stays bounded whatever the size.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,8 +13,9 @@ import numpy as np
 from ztviewer.codec.errors import Cancelled
 from ztviewer.codec.model import Tensor, TensorFile
 
-from .planes import as_numbers, work_dtype
-from .values import SPARSE, CancelCheck, aligned, sparse_entries, stored_bits, union
+from .accumulate import work_dtype
+from .planes import as_numbers
+from .values import CancelCheck, paired_pieces
 
 #: differing entries kept at most (about 100 MB of coordinates and values for a 3-D tensor).
 MAX_ENTRIES = 1 << 22
@@ -36,18 +36,6 @@ class DifferingEntries:
         return int(self.delta.size)
 
 
-def _pieces(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, chunk_elements: int,
-            cancelled: CancelCheck | None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """``(flat positions, bits of A, bits of B)`` covering every element where either side may be non-zero."""
-    if a.layout in SPARSE and b.layout in SPARSE:
-        yield union(*sparse_entries(tf_a, a), *sparse_entries(tf_b, b))
-        return
-    stream = aligned(stored_bits(tf_a, a, chunk_elements, cancelled), stored_bits(tf_b, b, chunk_elements, cancelled),
-                     chunk_elements, a.numel, (a.name, b.name))
-    for position, piece_a, piece_b in stream:
-        yield np.arange(position, position + piece_a.size, dtype=np.int64), piece_a, piece_b
-
-
 def differing_entries(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, *, limit: int = MAX_ENTRIES,
                       chunk_elements: int = 1 << 20, cancelled: CancelCheck | None = None) -> DifferingEntries:
     """Where and by how much B differs from A (same shape; NaN equals NaN, −0 equals +0)."""
@@ -58,21 +46,18 @@ def differing_entries(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, 
     positions: list[np.ndarray] = []
     deltas: list[np.ndarray] = []
     kept, truncated = 0, False
-    for flat, bits_a, bits_b in _pieces(tf_a, a, tf_b, b, chunk_elements, cancelled):
+    for where, bits_a, bits_b in paired_pieces(tf_a, a, tf_b, b, chunk_elements, cancelled):
         if cancelled is not None and cancelled():
             raise Cancelled()
-        for start in range(0, flat.size, chunk_elements):
-            stop = start + chunk_elements
-            va, vb = as_numbers(bits_a[start:stop], a.dtype, work), as_numbers(bits_b[start:stop], b.dtype, work)
-            with np.errstate(invalid="ignore", over="ignore"):
-                differ = np.flatnonzero((va != vb) & ~(np.isnan(va) & np.isnan(vb)))
-                if kept + differ.size > limit:
-                    differ, truncated = differ[:limit - kept], True
-                positions.append(flat[start:stop][differ])
-                deltas.append(vb[differ] - va[differ])
-            kept += differ.size
-            if truncated:
-                break
+        flat = np.arange(where, where + bits_a.size, dtype=np.int64) if isinstance(where, int) else where
+        va, vb = as_numbers(bits_a, a.dtype, work), as_numbers(bits_b, b.dtype, work)
+        with np.errstate(invalid="ignore", over="ignore"):
+            differ = np.flatnonzero((va != vb) & ~(np.isnan(va) & np.isnan(vb)))
+            if kept + differ.size > limit:
+                differ, truncated = differ[:limit - kept], True
+            positions.append(flat[differ])
+            deltas.append(vb[differ] - va[differ])
+        kept += differ.size
         if truncated:
             break
     flat_all = np.concatenate(positions) if positions else np.zeros(0, np.int64)

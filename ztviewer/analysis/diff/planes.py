@@ -14,17 +14,12 @@ from ztviewer.analysis.stats import array_chunks, compute_stats, histogram_of
 from ztviewer.codec.dtypes import DTYPES
 from ztviewer.codec.mapped_pages import require_unchanged
 
-from .accumulate import presenter
+from .accumulate import presenter, work_dtype
 
 
 def as_numbers(bits: np.ndarray, dtype_name: str, work: np.dtype) -> np.ndarray:
+    """Stored bits of ``dtype_name`` as numbers of the ``work`` dtype (:func:`work_dtype`)."""
     return np.asarray(presenter(dtype_name)(np.asarray(bits))).astype(work, copy=False)
-
-
-def work_dtype(dtype_a: str, dtype_b: str) -> np.dtype:
-    """float64, or complex128 when either side is complex: both sides are exact in it."""
-    complex_ = "complex" in (DTYPES[dtype_a].kind, DTYPES[dtype_b].kind)
-    return np.dtype(np.complex128 if complex_ else np.float64)
 
 
 class DifferencePlane:

@@ -28,8 +28,8 @@ DECODABLE = ("dense", "tensor_train") + SPARSE
 
 
 def _canonical(bits: np.ndarray, dtype: str) -> np.ndarray:
-    if bits.dtype.byteorder == ">":
-        bits = bits.byteswap().view(bits.dtype.newbyteorder("="))
+    """Stored bits in native byte order (:func:`~ztviewer.codec.decode.present`, raw bits kept), bool as 0/1."""
+    bits = present(bits, dtype, raw_bits=True)
     if DTYPES[dtype].kind == "bool":
         bits = (bits != 0).view(np.uint8)
     return bits
@@ -118,7 +118,7 @@ def sparse_entries(tf: TensorFile, tensor: Tensor) -> tuple[np.ndarray, np.ndarr
     if math.prod(sparse.shape) >= 2**63:
         raise UnsupportedLayout(f"shape {list(sparse.shape)} has more than 2**63 elements",
                                 rule="flat positions fit in 64 bits", tensor=tensor.name)
-    bits = _canonical(present(sparse.values, sparse.dtype, raw_bits=True), sparse.dtype)
+    bits = _canonical(sparse.values, sparse.dtype)
     if sparse.nnz == 0:
         return np.zeros(0, np.int64), bits[:0]
     flat = np.ravel_multi_index(tuple(sparse.coordinates()), sparse.shape)
@@ -126,6 +126,24 @@ def sparse_entries(tf: TensorFile, tensor: Tensor) -> tuple[np.ndarray, np.ndarr
     flat, bits = flat[order], bits[order]
     last = np.append(flat[1:] != flat[:-1], True)
     return flat[last], bits[last]
+
+
+def paired_pieces(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, chunk_elements: int,
+                  cancelled: CancelCheck | None = None) -> Iterator[tuple[int | np.ndarray, np.ndarray, np.ndarray]]:
+    """``(positions, bits of A, bits of B)`` in pieces of at most ``chunk_elements``, covering every element where
+    either side may be non-zero. Two sparse tensors: their entries on the union of their positions (``positions``
+    the flat index of each element; every other element is zero on both sides). Otherwise both whole streams,
+    aligned (``positions`` the first flat index of the piece, an ``int``)."""
+    if a.layout in SPARSE and b.layout in SPARSE:
+        positions, bits_a, bits_b = union(*sparse_entries(tf_a, a), *sparse_entries(tf_b, b))
+        for start in range(0, positions.size, chunk_elements):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            stop = start + chunk_elements
+            yield positions[start:stop], bits_a[start:stop], bits_b[start:stop]
+        return
+    yield from aligned(stored_bits(tf_a, a, chunk_elements, cancelled), stored_bits(tf_b, b, chunk_elements, cancelled),
+                       chunk_elements, a.numel, (a.name, b.name))
 
 
 def union(flat_a: np.ndarray, bits_a: np.ndarray, flat_b: np.ndarray,
