@@ -20,7 +20,7 @@ VISUAL_ORDER = (Column.NAME, Column.DTYPE, Column.SHAPE, Column.STORED, Column.D
                 Column.ENCODING, Column.OFFSET)
 IMPORTANT = (Column.NAME, Column.DTYPE, Column.SHAPE, Column.STORED, Column.DIGEST)
 NAME_MIN_CHARS = 22          # the name column keeps at least this many average characters
-SAMPLE_ROWS = 100            # rows measured to size a column: two screens (the model is lazy; rows are built to be read)
+SAMPLE_ROWS = 100            # rows measured to size a column: two screens (rows of the lazy model are built to be read)
 EXACT_ROWS = 8               # of those, the widest texts of a column measured through its delegate
 
 
