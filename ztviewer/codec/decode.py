@@ -238,11 +238,12 @@ def _check_end(reader: zstandard.ZstdDecompressionReader, produced: int, expecte
 
 def iter_decoded(
     tf: TensorFile, tensor: Tensor, component: Component, *, align: int = 1, chunk: int = CHUNK,
-    limit: int | None = None, cancelled: CancelCheck | None = None,
+    limit: int | None = None, cancelled: CancelCheck | None = None, buffers: int = 1,
 ) -> Iterator[memoryview]:
     """Stream the decoded bytes of a component in chunks whose sizes are multiples of ``align``.
 
-    A chunk is only valid until the next one is requested (zstd output reuses one buffer). When the next is
+    A chunk is only valid until ``buffers`` more are requested (zstd output goes to that many reused buffers in
+    turn: with more than one, a consumer may still be writing a chunk while the next is decoded). When the next is
     requested, the mapped pages read so far are given back (:meth:`Source.drop_pages`; still readable), so
     streaming a tensor larger than memory keeps the resident size bounded. The total is
     checked against :func:`expected_length`: a stream that ends early or runs long raises
@@ -280,15 +281,22 @@ def iter_decoded(
     size = min(chunk, max(align, cap - cap % align))
     if expected is None:  # unknown output: start small, double while the stream keeps going
         size = min(size, max(align, _FIRST_UNSIZED_CHUNK - _FIRST_UNSIZED_CHUNK % align))
-    buffer = memoryview(bytearray(size))
+    ring: list[memoryview] = []
+    turn = 0
     produced = 0
     try:
         with _open_zstd(_stored_stream(tf, tensor, component)) as reader:
             while produced < cap:
                 if cancelled is not None and cancelled():
                     raise Cancelled()
-                if expected is None and produced >= 2 * len(buffer) and len(buffer) < chunk:
-                    buffer = memoryview(bytearray(min(chunk, 2 * len(buffer))))
+                if expected is None and produced >= 2 * size and size < chunk:
+                    size = min(chunk, 2 * size)
+                if turn == len(ring):
+                    ring.append(memoryview(bytearray(size)))
+                elif len(ring[turn]) < size:
+                    ring[turn] = memoryview(bytearray(size))
+                buffer = ring[turn]
+                turn = (turn + 1) % max(1, buffers)
                 got = _fill(reader, buffer[:min(len(buffer), cap - produced)])
                 if not got:
                     break

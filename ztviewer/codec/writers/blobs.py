@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import crc32c as _crc32c
 import numpy as np
@@ -21,10 +22,12 @@ from ..dtypes import DTYPES
 from ..errors import CodecError, DigestError
 from ..model import Component, Tensor, TensorFile
 from ..source import Source
-from .output import Output
+from .output import Output, WriteBehind
 
 #: digest policy meaning "keep the file's digest (same algorithm when the bytes change)".
 KEEP = "keep"
+#: components decoding to at least this many bytes (or an unknown number) are written behind their decoding
+WRITE_BEHIND_FROM = 2 * CHUNK
 
 Buffer = bytes | bytearray | memoryview
 
@@ -64,8 +67,8 @@ class BlobData:
     def decoded_length(self) -> int | None:
         raise NotImplementedError
 
-    def iter_decoded(self, out: Output) -> Iterator[Buffer]:
-        """Decoded little-endian bytes in chunks."""
+    def iter_decoded(self, out: Output, buffers: int = 1) -> Iterator[Buffer]:
+        """Decoded little-endian bytes in chunks, each valid until ``buffers`` more are requested."""
         raise NotImplementedError
 
 
@@ -93,10 +96,11 @@ class FileBlob(BlobData):
             self._decoded = sum(len(part) for part in self.iter_decoded(out))
         return self._decoded  # type: ignore[return-value]
 
-    def iter_decoded(self, out: Output) -> Iterator[Buffer]:
+    def iter_decoded(self, out: Output, buffers: int = 1) -> Iterator[Buffer]:
         c = self.component
         swap = c.byte_order == "big" and self.itemsize > 1
-        for part in iter_decoded(self.tf, self.tensor, c, align=self.itemsize, cancelled=out.cancelled):
+        for part in iter_decoded(self.tf, self.tensor, c, align=self.itemsize, cancelled=out.cancelled,
+                                 buffers=buffers):
             if swap:
                 big = storage_dtype(self.tensor, c)
                 yield np.frombuffer(part, dtype=big).astype(big.newbyteorder("<")).tobytes()
@@ -116,7 +120,7 @@ class MemoryBlob(BlobData):
     def decoded_length(self) -> int:
         return len(self.data)
 
-    def iter_decoded(self, out: Output) -> Iterator[Buffer]:
+    def iter_decoded(self, out: Output, buffers: int = 1) -> Iterator[Buffer]:
         for start in range(0, len(self.data), CHUNK):
             yield self.data[start:start + CHUNK]
 
@@ -135,7 +139,7 @@ class WidenedBlob(BlobData):
         inner = self.inner.decoded_length()
         return None if inner is None else inner // self.source.itemsize * self.itemsize
 
-    def iter_decoded(self, out: Output) -> Iterator[Buffer]:
+    def iter_decoded(self, out: Output, buffers: int = 1) -> Iterator[Buffer]:
         for part in self.inner.iter_decoded(out):
             yield np.frombuffer(part, dtype=self.source).astype(self.target).tobytes()
 
@@ -207,27 +211,41 @@ def write_component(out: Output, data: BlobData, *, encoding: str = "raw", level
 def _reencode(out: Output, data: BlobData, encoding: str, level: int | None, digest: str | None,
               offset: int) -> Written:
     hasher = _Hasher(digest)
-    produced = 0
     compressor = None
     if encoding == "zstd":
         compressor = zstandard.ZstdCompressor(level=3 if level is None else level,
                                               write_content_size=False).compressobj()
     elif encoding != "raw":
         raise CodecError(f"cannot write encoding {encoding!r} (known: raw, zstd)", rule="encoding is raw or zstd")
-    for part in data.iter_decoded(out):
-        produced += len(part)
-        chunk = compressor.compress(part) if compressor is not None else part
-        if chunk:
-            hasher.update(chunk)
-            out.write(chunk, work=len(part))
-        else:
-            out.report(len(part))
-    if compressor is not None:
-        tail = compressor.flush()
-        hasher.update(tail)
-        out.write(tail, work=0)
+    size = data.decoded_length()
+    if size is not None and size < WRITE_BEHIND_FROM:
+        produced = _stream(out, out, data.iter_decoded(out), compressor, hasher)
+    else:  # large: write (and hash) each chunk on a thread while the next is decoded / compressed
+        with WriteBehind(out, hasher.update) as sink:
+            produced = _stream(out, sink, data.iter_decoded(out, WriteBehind.BUFFERS), compressor, None)
     expected = data.decoded_length()
     if expected is not None and produced != expected:
         raise CodecError(f"component decoded to {produced} bytes, expected {expected}",
                          rule="decoded size = shape × dtype size")
     return Written(offset, out.pos - offset, encoding, hasher.result(), produced, "little")
+
+
+def _stream(out: Output, sink: Output | WriteBehind, parts: Iterator[Buffer], compressor: Any | None,
+            hasher: _Hasher | None) -> int:
+    """Decoded ``parts`` (compressed when asked) into ``sink``; the number of decoded bytes."""
+    produced = 0
+    for part in parts:
+        produced += len(part)
+        chunk = compressor.compress(part) if compressor is not None else part
+        if chunk:
+            if hasher is not None:
+                hasher.update(chunk)
+            sink.write(chunk, work=len(part))
+        else:
+            out.report(len(part))
+    if compressor is not None:
+        tail = compressor.flush()
+        if hasher is not None:
+            hasher.update(tail)
+        sink.write(tail, work=0)
+    return produced

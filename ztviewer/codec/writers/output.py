@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import errno
 import os
+import queue
+import threading
 from collections.abc import Callable
 
 import ztviewer.codec.portable as portable
@@ -73,12 +75,14 @@ class Output:
         view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
         for start in range(0, len(view), WRITE_CHUNK):
             self.check_cancel()
-            part = view[start:start + WRITE_CHUNK]
-            while part:
-                n = os.write(self.fd, part)
-                self.pos += n
-                part = part[n:]
+            self._write_all(view[start:start + WRITE_CHUNK])
         self.report(len(view) if work is None else work)
+
+    def _write_all(self, part: memoryview) -> None:
+        while part:
+            n = os.write(self.fd, part)
+            self.pos += n
+            part = part[n:]
 
     def pad_to(self, alignment: int) -> None:
         """Zero bytes up to the next multiple of ``alignment``."""
@@ -169,3 +173,61 @@ class Output:
                     raise
                 self._sendfile = False
         return 0
+
+
+class WriteBehind:
+    """Writes (and hashes) chunks on a thread of its own while the caller produces the next ones: decoding or
+    compressing overlaps with writing, since zstd, hashing and ``os.write`` release the GIL.
+
+    At most :data:`DEPTH` chunks are in the writer's hands (one being written, one queued), so a producer rotating
+    ``DEPTH + 1`` buffers never refills one still being written: when it asks for the next buffer, the chunk
+    handed over two before has been written (:func:`..decode.iter_decoded` with ``buffers=BUFFERS``). Use as a
+    context manager; ``out`` must not be written by anyone else inside it. Cancel is checked in the producer's
+    thread; a write error is raised there at the next chunk or at the end.
+    """
+
+    DEPTH = 2
+    BUFFERS = DEPTH + 1
+
+    def __init__(self, out: Output, hash_update: Callable[[memoryview], None] | None = None) -> None:
+        self.out = out
+        self._hash = hash_update
+        self._queue: queue.Queue[memoryview | None] = queue.Queue(maxsize=self.DEPTH - 1)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="ztviewer-write-behind", daemon=True)
+
+    def __enter__(self) -> WriteBehind:
+        self._thread.start()
+        return self
+
+    def write(self, data: bytes | bytearray | memoryview, work: int | None = None) -> None:
+        """Hand ``data`` over (it must stay unchanged until ``DEPTH`` more chunks are handed over)."""
+        self._raise_error()
+        self.out.check_cancel()
+        view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+        self._queue.put(view)
+        self.out.report(len(view) if work is None else work)
+
+    def _run(self) -> None:
+        while True:
+            view = self._queue.get()
+            if view is None:
+                return
+            if self._error is not None:
+                continue  # drain: the producer sees the error at its next chunk
+            try:
+                if self._hash is not None:
+                    self._hash(view)
+                self.out._write_all(view)
+            except BaseException as exc:
+                self._error = exc
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        if exc is None:
+            self._raise_error()
