@@ -104,3 +104,17 @@ def test_reopening_a_file_still_parsing_keeps_one_tab(qtbot, window, tmp_path, s
     qtbot.waitUntil(lambda: window.view_for(str(weights)) is not None and window.view_for(str(other)) is not None,
                     timeout=10_000)
     assert window.tabs.count() == 2
+
+
+def test_a_recent_file_is_written_after_the_events_waiting(qtbot, window, tmp_path):
+    """Opening a file shows it before the settings file is written (and synced to disk); the menu and a new
+    window see the path once the event loop has turned."""
+    from ztviewer.gui.recent_files import KEY
+
+    path = tmp_path / "w.safetensors"
+    path.write_bytes(b"")
+    window.recent.add(str(path))
+    assert window.recent.paths()[0] == str(path)
+    assert str(path) not in (window.settings.value(KEY) or [])
+    qtbot.waitUntil(lambda: str(path) in (window.settings.value(KEY) or []), timeout=2000)
+    assert window.recent.paths()[0] == str(path)

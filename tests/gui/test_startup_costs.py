@@ -1,6 +1,7 @@
 """Opening a file pays only for what the first window shows (issue 4: start-up to a visible tree)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -50,3 +51,31 @@ def test_opening_a_large_file_builds_the_tensors_of_the_first_rows_only(qtbot, w
     first = max(SAMPLE_ROWS, on_screen)
     assert 0 < table._built <= first
     assert all(tensor is None for tensor in table._made[first:])
+
+
+_PAINT_TALL_WIDGET = r"""
+import os, sys
+from ztviewer.gui.app import create_application
+from PySide6.QtGui import QColor, QImage, QPainter
+app = create_application()
+image = QImage(400, 900, QImage.Format.Format_ARGB32_Premultiplied)
+image.fill(0)
+painter = QPainter(image)
+painter.fillRect(0, 0, 400, 900, QColor(10, 20, 30, 128))    # a blend of 900 rows: Qt's GUI pool would take it
+painter.end()
+tasks = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else -1
+print(os.environ.get("QT_NO_GUI_THREADPOOL"), tasks)
+"""
+
+
+def test_fills_stay_on_the_painting_thread_unless_asked(tmp_path):
+    """Qt's parallel fills hand each tall fill to other threads and wait: the app keeps them serial."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env.pop("QT_NO_GUI_THREADPOOL", None)
+    serial = subprocess.run([sys.executable, "-c", _PAINT_TALL_WIDGET], capture_output=True, text=True,
+                            env=env, timeout=120, check=True).stdout.split()
+    pooled = subprocess.run([sys.executable, "-c", _PAINT_TALL_WIDGET], capture_output=True, text=True,
+                            env=dict(env, ZTVIEWER_QT_GUI_THREADPOOL="1"), timeout=120, check=True).stdout.split()
+    assert serial[0] == "1" and pooled[0] == "None"
+    if int(serial[1]) >= 0:         # where threads can be counted (/proc): the pooled run started more
+        assert int(serial[1]) < int(pooled[1]), (serial, pooled)

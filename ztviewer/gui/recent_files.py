@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtCore import QObject, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QMenu
 
 KEY = "recent/files"
@@ -40,22 +40,33 @@ class RecentFiles(QObject):
     def __init__(self, settings: QSettings, menu: QMenu, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.settings, self.menu = settings, menu
+        self._unsaved: list[str] | None = None    # added, written to the settings at the next event-loop turn
         self.menu.aboutToShow.connect(self._rebuild)
         self._rebuild()
 
     def paths(self) -> list[str]:
+        if self._unsaved is not None:
+            return list(self._unsaved)
         value = self.settings.value(KEY, [])
         if isinstance(value, str):   # QSettings returns a lone string for a one-element list (INI format)
             value = [value]
         return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
     def add(self, path: str) -> None:
+        """Put ``path`` first. The settings file is written after the events already waiting (the window shows
+        the file first: writing it syncs the file to disk), the menu when it next opens."""
         path = os.path.abspath(path)
-        paths = [path] + [p for p in self.paths() if p != path]
-        self.settings.setValue(KEY, paths[:LIMIT])
-        self._rebuild()
+        if self._unsaved is None:
+            QTimer.singleShot(0, self, self.save)
+        self._unsaved = ([path] + [p for p in self.paths() if p != path])[:LIMIT]
+
+    def save(self) -> None:
+        if self._unsaved is not None:
+            self.settings.setValue(KEY, self._unsaved)
+            self._unsaved = None
 
     def clear(self) -> None:
+        self._unsaved = None
         self.settings.setValue(KEY, [])
         self._rebuild()
 
