@@ -4,11 +4,11 @@ A block reduction reads every element of a plane once. Through a memory map thos
 process's resident set (they count in RSS / VmHWM although the page cache could drop them), so showing a
 1 GiB tensor would look like 1 GiB of memory. :class:`ReleasingPlane` wraps a plane view of a read-only file
 map: each block requested is checked against the file (a file truncated by another program is an error, not a
-fatal fault), copied out, and its pages given back to the kernel (``madvise(MADV_DONTNEED)``: for a read-only
-shared file mapping the pages simply leave this process; the file's data stays in the page cache and is
-faulted back in if read again; Linux only). A strided request spanning much of the file is read with
-positional reads instead (:mod:`.positional`). For data not backed by a file map it is a transparent
-pass-through.
+fatal fault), small blocks are copied out, and the pages read are given back to the kernel
+(``madvise(MADV_DONTNEED)``: for a read-only shared file mapping the pages simply leave this process; the file's
+data stays in the page cache and is faulted back in if read again; Linux only). A strided request spanning much
+of the file is read with positional reads instead (:mod:`.positional`). For data not backed by a file map it is
+a transparent pass-through.
 """
 from __future__ import annotations
 
@@ -29,41 +29,58 @@ def file_mapped(array: np.ndarray) -> bool:
     return map_of(array) is not None
 
 
+#: blocks up to this size are handed out as copies (what a view may keep: cells, a read-out, a zoomed image).
+COPY_BYTES = 1 << 20
+
+
 class ReleasingPlane:
-    """A 2-D plane of a file map read a block at a time into memory of its own, the block's pages given back.
+    """A 2-D plane of a file map read a block at a time, each block's pages given back once it is done with.
 
     Every request first checks the file (:func:`~ztviewer.codec.mapped_pages.require_unchanged`: a file another
-    program truncated is :class:`~ztviewer.codec.source.SourceChanged`, never a fatal fault), then copies the
-    block out, so nothing handed on (an image, a row of cells) is a view of the map: what a view keeps is bounded
-    by what it shows and stays valid whatever happens to the file. A request spanning more than :data:`SPAN`
-    bytes of the map (a strided preview gathers every ``s``-th row of the whole plane) is gathered in pieces
-    along its slowest axis, each piece released once copied: the kernel may map whole huge pages around every
-    touched element, so reading even one row in 25 could otherwise make the whole file resident.
+    program truncated is :class:`~ztviewer.codec.source.SourceChanged`, never a fatal fault). A small block (at
+    most :data:`COPY_BYTES`: the cells of a grid, a read-out, the pixels of a zoomed image) is copied out, so
+    nothing a view keeps is a view of the map. A larger one is a strip a reduction streams through: it is handed
+    out as a view (no copy) and released when the next is requested; the reductions keep only the new arrays they
+    compute. A request spanning more than :data:`SPAN` bytes of the map (a strided preview gathers every ``s``-th
+    row of the whole plane) is gathered into a copy in pieces along its slowest axis, each piece released once
+    copied: the kernel may map whole huge pages around every touched element, so reading even one row in 25
+    could otherwise make the whole file resident.
     """
 
     def __init__(self, plane: np.ndarray) -> None:
         self.plane = plane
         self.shape, self.dtype, self.ndim = plane.shape, plane.dtype, 2
+        self._last: np.ndarray | None = None
 
     def __getitem__(self, key) -> np.ndarray:
+        self.release()
         require_unchanged(self.plane)
         view = np.asarray(self.plane[key])
-        if view.ndim != 2 or view.size == 0:
-            return np.array(view)
-        low, high = _bounds(view)
-        if high - low > SPAN:
+        if view.ndim == 2 and view.size and _spans_more_than(view, SPAN):
             return _gather(view)
-        out = np.array(view)
-        release(view)
-        return out
+        if view.nbytes <= COPY_BYTES or view.ndim != 2:
+            out = np.array(view)
+            release(view)
+            return out
+        self._last = view
+        return view
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        """The whole plane, read like any block (``np.asarray(plane)``)."""
-        whole = self[:, :]
+        """The whole plane as an array of its own (``np.asarray(plane)``)."""
+        whole = np.array(self[:, :])
+        self.release()
         return whole if dtype is None else whole.astype(dtype, copy=False)
 
     def release(self) -> None:
-        """Nothing is left to give back: every block is copied and released as it is read."""
+        """Give back the pages of the last strip handed out as a view."""
+        if self._last is not None:
+            release(self._last)
+            self._last = None
+
+
+def _spans_more_than(view: np.ndarray, span: int) -> bool:
+    low, high = _bounds(view)
+    return high - low > span
 
 
 def _gather(view: np.ndarray) -> np.ndarray:
