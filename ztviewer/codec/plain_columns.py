@@ -2,38 +2,64 @@
 
 The plain paths of the safetensors, zTensor 1.x and v2 readers and of multi-file sets gather a manifest's
 shapes, byte positions and element widths into columns and prove them sound with a fixed number of C-level
-passes (``map``, ``set``, ``min``/``max``, list comparisons), never with Python code per entry. Whatever
-they cannot prove here goes to the reader's checked path, which says what is wrong; so these limits only
-choose the path, they never decide a verdict.
+passes (``map``, ``set``, numpy), never with Python code per entry. Whatever they cannot prove here goes to the
+reader's checked path, which says what is wrong; so these limits only choose the path, they never decide a
+verdict.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
 from itertools import chain
-from operator import mul, sub
+from operator import mul
 from typing import Any
+
+import numpy as np
 
 U64_MAX = (1 << 64) - 1
 #: Longer shapes take the checked path (bounds the work of the size product).
 MAX_RANK = 64
 _LIST, _INT = {list}, {int}
 
+#: ``(shapes, offsets, lengths)``: one shared tuple per distinct shape, byte positions as ``uint64`` arrays.
+Columns = tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]
 
-def plain_lengths(shapes: list[Any], widths: Iterable[int], firsts: list[Any], seconds: list[Any], *,
-                  spans: bool = False) -> list[int] | None:
-    """Byte lengths of dense entries when all of them are plain, else ``None``.
+
+def plain_columns(shapes: list[Any], widths: Iterable[int], firsts: list[Any], seconds: list[Any], *,
+                  spans: bool = False) -> Columns | None:
+    """The shapes, offsets and byte lengths of dense entries when all of them are plain, else ``None``.
 
     Plain: every shape is a list of at most :data:`MAX_RANK` dimensions; every dimension and every value of
     ``firsts`` and ``seconds`` is an ``int`` (not a bool) in ``0..U64_MAX``; and each entry's element count
-    times its width (bytes per element) is its length. The lengths are ``seconds`` (``firsts`` are offsets),
-    or with ``spans`` ``second - first`` (``[begin, end]`` pairs). ``shapes`` must not be empty.
+    times its width (bytes per element) is its length. ``firsts`` are the offsets; the lengths are ``seconds``,
+    or with ``spans`` (``[begin, end]`` pairs) ``second - first``, which must not be negative. ``shapes`` must not
+    be empty. Range, rank and element count are worked out once per distinct shape (a manifest repeats a few).
     """
-    if set(map(type, shapes)) != _LIST or max(map(len, shapes)) > MAX_RANK:
+    if set(map(type, shapes)) != _LIST or not set(map(type, chain.from_iterable(shapes))) <= _INT:
         return None
     numbers = [*firsts, *seconds]
-    numbers += chain.from_iterable(shapes)
-    if set(map(type, numbers)) != _INT or min(numbers) < 0 or max(numbers) > U64_MAX:
+    if set(map(type, numbers)) != _INT:
         return None
-    lengths = list(map(sub, seconds, firsts)) if spans else seconds
-    return lengths if list(map(mul, map(math.prod, shapes), widths)) == lengths else None
+    try:
+        positions = np.array(numbers, dtype=np.uint64)
+    except OverflowError:  # negative, or past U64_MAX
+        return None
+    offsets, lengths = positions[:len(firsts)], positions[len(firsts):]
+    if spans:
+        if (lengths < offsets).any():
+            return None
+        lengths = lengths - offsets
+    tuples = list(map(tuple, shapes))
+    shape_of = dict(zip(tuples, tuples))  # every dimension is an int: equal tuples are the same shape
+    count_of = {}
+    for shape in shape_of:
+        if len(shape) > MAX_RANK or (shape and (min(shape) < 0 or max(shape) > U64_MAX)):
+            return None
+        count_of[shape] = math.prod(shape)
+    try:
+        sizes = np.array(list(map(mul, map(count_of.__getitem__, tuples), widths)), dtype=np.uint64)
+    except OverflowError:  # a size past U64_MAX: no length can match it
+        return None
+    if not np.array_equal(sizes, lengths):
+        return None
+    return list(map(shape_of.__getitem__, tuples)), offsets, lengths

@@ -2,8 +2,8 @@
 
 A header as the reference writer writes it (every entry ``{dtype, shape, data_offsets}``, known dtypes, sizes
 that match, offsets tiling the byte buffer in order) is checked with a fixed number of C-level passes over
-the entries (``map``, ``set``, ``min``/``max``, list comparisons, :func:`~ztviewer.codec.plain_columns.plain_lengths`),
-never with Python code per entry, and listed as a :class:`~ztviewer.codec.tensor_table.TensorTable`. Any entry
+the entries (``map``, ``set``, numpy, :func:`~ztviewer.codec.plain_columns.plain_columns`), never with Python
+code per entry, and listed as a :class:`~ztviewer.codec.tensor_table.TensorTable`. Any entry
 that is unusual in any way makes it answer ``None``: the checked path (:mod:`.safetensors_tensors`) then walks
 every entry and says what is wrong, so the plain path only ever accepts what that path reads without a problem
 (tests hold the two together).
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
-from ..plain_columns import plain_lengths
-from ..tensor_table import Shard, TensorTable
+from ..plain_columns import plain_columns
+from ..tensor_table import TensorTable
 
 METADATA_KEY = "__metadata__"
 PIECE_BYTES = 1 << 16  # some 1,000 entries of the reference writer
@@ -41,30 +41,11 @@ _ABSENT = object()
 
 #: Decodes JSON bytes (orjson's ``loads``, or the standard library's).
 Loads = Callable[[bytes], Any]
-#: ``(names, canonical dtypes, shapes, begins, lengths)`` of some entries.
-Columns = tuple[list[str], list[str], list[Any], list[int], list[int]]
+#: ``(names, canonical dtypes, shapes, begins, lengths)`` of some entries (byte positions as ``uint64`` arrays).
+EntryColumns = tuple[list[str], list[str], list[tuple[int, ...]], np.ndarray, np.ndarray]
 
 
-def plain_table(header: dict[str, Any], base: int, buffer_len: int, first_index: int = 0,
-                shard: Shard | None = None) -> TensorTable | None:
-    """The tensors of a header decoded into plain dicts (``__metadata__`` removed, no key repeated), or ``None``.
-
-    ``base`` is the file offset of the byte buffer (8 + header length), ``buffer_len`` its length. The keys of
-    an entry may come in any order. Tensors are numbered from ``first_index``; a ``shard`` ``(name, source)``
-    names the shard of a multi-file set they belong to.
-    """
-    if not header:
-        return TensorTable([], [], [], [], [], base, first_index, shard) if buffer_len == 0 else None
-    columns = entry_columns(header)
-    if columns is None:
-        return None
-    names, dtypes, shapes, begins, lengths = columns
-    if begins[0] != 0 or begins[-1] + lengths[-1] != buffer_len:
-        return None
-    return TensorTable(names, dtypes, shapes, begins, lengths, base, first_index, shard)
-
-
-def entry_columns(entries: dict[str, Any]) -> Columns | None:
+def entry_columns(entries: dict[str, Any]) -> EntryColumns | None:
     """The columns of some (at least one) plain entries, contiguous in order, or ``None``."""
     values = list(entries.values())
     if set(map(type, values)) != _DICT or set(map(len, values)) != {3}:
@@ -79,11 +60,13 @@ def entry_columns(entries: dict[str, Any]) -> Columns | None:
     if set(map(type, spans)) != _LIST or set(map(len, spans)) != {2}:
         return None
     bounds = list(_flatten(spans))
-    begins, ends = bounds[0::2], bounds[1::2]
-    lengths = plain_lengths(shapes, itemsizes, begins, ends, spans=True)
-    if lengths is None or begins[1:] != ends[:-1]:
+    columns = plain_columns(shapes, itemsizes, bounds[0::2], bounds[1::2], spans=True)
+    if columns is None:
         return None
-    return list(entries), list(map(SAFETENSORS_TO_CANONICAL.__getitem__, raw_dtypes)), shapes, begins, lengths
+    tuples, begins, lengths = columns
+    if (begins[1:] != begins[:-1] + lengths[:-1]).any():
+        return None
+    return list(entries), list(map(SAFETENSORS_TO_CANONICAL.__getitem__, raw_dtypes)), tuples, begins, lengths
 
 
 def plain_header(raw: bytes, loads: Loads, base: int, buffer_len: int) -> tuple[dict[str, str], TensorTable] | None:
@@ -97,7 +80,6 @@ def plain_header(raw: bytes, loads: Loads, base: int, buffer_len: int) -> tuple[
     shapes: list[tuple[int, ...]] = []
     begins: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
-    shape_of: dict[tuple[int, ...], tuple[int, ...]] = {}
     for piece in _pieces(raw):
         try:
             entries = loads(piece)
@@ -116,11 +98,10 @@ def plain_header(raw: bytes, loads: Loads, base: int, buffer_len: int) -> tuple[
             return None
         names += columns[0]
         dtypes += columns[1]
-        tuples = list(map(tuple, columns[2]))
-        shapes += map(shape_of.setdefault, tuples, tuples)  # one tuple per distinct shape
-        begins.append(np.array(columns[3], dtype=np.uint64))
-        lengths.append(np.array(columns[4], dtype=np.uint64))
-        covered = columns[3][-1] + columns[4][-1]
+        shapes += columns[2]
+        begins.append(columns[3])
+        lengths.append(columns[4])
+        covered = int(columns[3][-1] + columns[4][-1])
     if covered != buffer_len or not no_key_dropped(raw, keys) or len(set(names)) != len(names):
         return None
     empty = np.zeros(0, dtype=np.uint64)

@@ -15,6 +15,7 @@ from ..model import Tensor, TensorFile, building_many
 from ..source import Source
 from . import zt_objects, zt_v01, zt_v10
 from .zt_footer import MAGIC_V01, MAGIC_V1, decode_manifest, locate_manifest
+from .zt_plain_bytes import read_plain
 
 ALIGNMENT = 64
 _READERS = {"v1.0": zt_v10.read_manifest, "v1.x-objects": zt_objects.read_manifest}
@@ -32,14 +33,15 @@ def read(source: Source) -> TensorFile:
 
 def _read(source: Source) -> TensorFile:
     loc = locate_manifest(source)
-    root, problems = decode_manifest(source, loc)
+    plain = None if loc.layout == "v0.1" else read_plain(source.read(loc.offset, loc.size, "manifest"), loc.layout)
+    root, problems = decode_manifest(source, loc) if plain is None else (plain[0], [])
     tensors: MutableSequence[Tensor]
     if loc.layout == "v0.1":
         tensors = zt_v01.read_tensors(root, loc.offset)
         attributes: dict[str, Any] = {}
         extra: dict[str, Any] = {}
     else:
-        tensors, more, attributes, extra = _READERS[loc.layout](root, loc.offset)
+        tensors, more, attributes, extra = _READERS[loc.layout](root, loc.offset, None if plain is None else plain[1])
         problems += more
     tf = TensorFile(path=source.path, format="zt", variant=loc.layout, attributes=attributes, tensors=tensors,
                     problems=problems, regions=list(loc.regions), source=source, extra=extra)

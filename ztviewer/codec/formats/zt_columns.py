@@ -3,7 +3,7 @@
 When every entry is a dense tensor with one ``data`` component holding only the required keys (v1.0: ``{dtype,
 shape, format, components: {data: {offset, length}}}``; objects layout: ``{shape, format, components: {data: {dtype,
 offset, length}}}``) and sizes that match, a fixed number of C-level passes over all entries
-(:func:`~ztviewer.codec.plain_columns.plain_lengths`) proves it and the tensors are listed as a
+(:func:`~ztviewer.codec.plain_columns.plain_columns`) proves it and the tensors are listed as a
 :class:`~ztviewer.codec.tensor_table.TensorTable`, with no Python code per entry. Otherwise it answers ``None`` and
 the per-entry loops of :mod:`.zt_fast` read the manifest (they take optional component keys too, and send any
 unusual entry to the layout's full reader).
@@ -14,7 +14,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
-from ..plain_columns import plain_lengths
+from ..plain_columns import plain_columns
 from ..tensor_table import TensorTable
 
 _V10_ITEMSIZE = {name: DTYPES[name].itemsize for name in ZT_LONG_NAMES}
@@ -56,7 +56,8 @@ def _table(entries: dict[Any, Any], start: int, objects: bool) -> TensorTable | 
     except (KeyError, TypeError):  # a key missing, a role other than data, an unknown or unhashable dtype
         return None
     names = list(entries)
-    if set(map(type, names)) != _STR or plain_lengths(shapes, itemsizes, offsets, lengths) is None:
+    columns = None if set(map(type, names)) != _STR else plain_columns(shapes, itemsizes, offsets, lengths)
+    if columns is None:
         return None
     dtypes = list(map(ZT_SHORT_TO_CANONICAL.__getitem__, raw_dtypes)) if objects else raw_dtypes
-    return TensorTable(names, dtypes, shapes, offsets, lengths, 0, start, spelling="dense")
+    return TensorTable(names, dtypes, *columns, 0, start, spelling="dense")

@@ -153,3 +153,30 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, cbor2.CBORDecodeEOF):
         return f"it ends in the middle of an item ({exc})"
     return str(exc) or type(exc).__name__
+
+
+def decode_root_before(data: bytes, key: str) -> tuple[dict[Any, Any], int] | None:
+    """``(the root map's other entries, where the value of key starts)`` of a manifest whose root is a definite
+    map with ``key`` as its last entry, the other entries decoded exactly as :func:`decode_manifest` decodes
+    them (as one map, no key repeated); ``None`` for anything else (the manifest is then decoded whole)."""
+    head = data[:1]
+    if not head or not 0xA1 <= head[0] <= 0xB7:
+        return None
+    others = head[0] - 0xA1
+    stream = io.BytesIO(data)
+    stream.seek(1)
+    decoder = cbor2.CBORDecoder(stream, max_depth=MAX_CBOR_DEPTH, semantic_decoders=_SEMANTIC_DECODERS)
+    try:
+        for _ in range(2 * others):
+            decoder.decode()
+    except _DECODE_FAILURES:
+        return None
+    at = stream.tell()
+    token = bytes([0x60 + len(key)]) + key.encode()
+    if data[at:at + len(token)] != token:
+        return None
+    try:
+        root, used = _decode(bytes([0xA0 + others]) + data[1:at], allow_duplicate_keys=False)
+    except _DECODE_FAILURES:
+        return None
+    return (root, at + len(token)) if used == at and type(root) is dict else None

@@ -27,9 +27,10 @@ SUPPORTED_MINOR = 2
 _OBJECT_KEYS = frozenset({"shape", "format", "attributes", "components"})
 
 
-def read_manifest(root: Any, offset: int) -> tuple[MutableSequence[Tensor], list[Problem], dict[str, Any],
-                                                   dict[str, Any]]:
-    """(tensors, file problems, file attributes, extra) of a decoded objects-layout manifest."""
+def read_manifest(root: Any, offset: int, table: MutableSequence[Tensor] | None = None
+                  ) -> tuple[MutableSequence[Tensor], list[Problem], dict[str, Any], dict[str, Any]]:
+    """(tensors, file problems, file attributes, extra) of a decoded objects-layout manifest (``table``: its tensors,
+    already read by :mod:`.zt_plain_bytes`)."""
     problems: list[Problem] = []
     entries = root_map(root, "objects", offset, problems, supported_minor=SUPPORTED_MINOR)
     attributes = root.get("attributes", {})
@@ -38,7 +39,7 @@ def read_manifest(root: Any, offset: int) -> tuple[MutableSequence[Tensor], list
                               rule="v1.x: attributes is a map"))
         attributes = {}
     extra = {k: root[k] for k in ("version", "generator") if k in root}
-    return objects_tensors(entries, _object), problems, attributes, extra
+    return table if table is not None else objects_tensors(entries, _object), problems, attributes, extra
 
 
 def _object(index: int, name: Any, entry: Any) -> Tensor:

@@ -31,9 +31,10 @@ _TENSOR_KEYS = frozenset({"dtype", "shape", "format", "components"})
 _ROOT_KEYS = frozenset({"version", "generator", "attributes", "tensors"})
 
 
-def read_manifest(root: Any, offset: int) -> tuple[MutableSequence[Tensor], list[Problem], dict[str, Any],
-                                                   dict[str, Any]]:
-    """(tensors, file problems, file attributes, extra) of a decoded v1.0 manifest."""
+def read_manifest(root: Any, offset: int, table: MutableSequence[Tensor] | None = None
+                  ) -> tuple[MutableSequence[Tensor], list[Problem], dict[str, Any], dict[str, Any]]:
+    """(tensors, file problems, file attributes, extra) of a decoded v1.0 manifest (``table``: its tensors,
+    already read by :mod:`.zt_plain_bytes`)."""
     problems: list[Problem] = []
     entries = root_map(root, "tensors", offset, problems, supported_minor=0)
     attributes = root.get("attributes", {})
@@ -44,7 +45,7 @@ def read_manifest(root: Any, offset: int) -> tuple[MutableSequence[Tensor], list
     extra = {k: root[k] for k in ("version", "generator") if k in root}
     if not _ROOT_KEYS.issuperset(root):
         extra["unknown_keys"] = {k: v for k, v in root.items() if k not in _ROOT_KEYS}
-    return v10_tensors(entries, _tensor), problems, attributes, extra
+    return table if table is not None else v10_tensors(entries, _tensor), problems, attributes, extra
 
 
 def root_map(root: Any, key: str, offset: int, problems: list[Problem], supported_minor: int) -> dict[Any, Any]:

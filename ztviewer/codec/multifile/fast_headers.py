@@ -11,17 +11,18 @@ reader, so every problem is still reported by one implementation.
 """
 from __future__ import annotations
 
-from itertools import accumulate, chain, repeat
-from operator import add, itemgetter, le
+from itertools import accumulate, chain
+from operator import itemgetter
 from typing import Any
+
+import numpy as np
 
 from ..dtypes import SAFETENSORS_TO_CANONICAL
 from ..formats.safetensors import split_plain_header
 from ..formats.safetensors_columns import ITEMSIZE
-from ..plain_columns import plain_lengths
+from ..plain_columns import plain_columns
 from ..tensor_table import TensorTable
 
-_first, _second = itemgetter(0), itemgetter(1)
 _dtype, _shape, _offsets = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
 _flatten = chain.from_iterable
 
@@ -64,22 +65,17 @@ def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources:
         stop = start + entries
         table = TensorTable(names[start:stop], dtypes[start:stop], shapes[start:stop], begins[start:stop],
                             lengths[start:stop], 8 + n, first_index + start, (shard, source))
-        result.append((n, metadata, table, sum(lengths[start:stop])))
+        result.append((n, metadata, table, int(lengths[start:stop].sum())))
         start = stop
     return result
 
 
-def _per_entry(values: list[Any], counts: list[int]) -> list[Any]:
-    """Each shard's value repeated once per entry of that shard."""
-    return list(chain.from_iterable(map(repeat, values, counts)))
-
-
 def check_entries(groups: list[dict[str, Any]], counts: list[int], buffer_lens: list[int]
-                  ) -> tuple[list[str], list[str], list[Any], list[int], list[int]] | None:
+                  ) -> tuple[list[str], list[str], list[tuple[int, ...]], np.ndarray, np.ndarray] | None:
     """Validate the entries of several headers together.
 
     Returns flat ``(names, canonical dtypes, shapes, begins, lengths)`` in order, or ``None`` when any entry
-    of any group is unusual (:func:`~ztviewer.codec.plain_columns.plain_lengths`) or a group's offsets do not
+    of any group is unusual (:func:`~ztviewer.codec.plain_columns.plain_columns`) or a group's offsets do not
     exactly tile its buffer. Tiling is checked once for all groups: each group's offsets are shifted to its
     place in the concatenation of all buffers; when every tensor stays inside its own buffer, the shifted spans
     tile the concatenation exactly when each group tiles its own buffer.
@@ -87,7 +83,8 @@ def check_entries(groups: list[dict[str, Any]], counts: list[int], buffer_lens: 
     names = list(_flatten(groups))
     infos = list(_flatten(map(dict.values, groups)))
     if not infos:
-        return ([], [], [], [], []) if not any(buffer_lens) else None
+        empty = np.zeros(0, dtype=np.uint64)
+        return ([], [], [], empty, empty) if not any(buffer_lens) else None
     if set(map(type, infos)) != {dict} or set(map(len, infos)) != {3}:
         return None
     try:
@@ -99,20 +96,21 @@ def check_entries(groups: list[dict[str, Any]], counts: list[int], buffer_lens: 
     if set(map(type, offsets)) != {list} or set(map(len, offsets)) != {2}:
         return None
     bounds = list(_flatten(offsets))
-    begins, ends = bounds[0::2], bounds[1::2]
-    lengths = plain_lengths(shapes, map(ITEMSIZE.__getitem__, dtypes), begins, ends, spans=True)
-    if lengths is None or not all(map(le, ends, _per_entry(buffer_lens, counts))):
+    columns = plain_columns(shapes, map(ITEMSIZE.__getitem__, dtypes), bounds[0::2], bounds[1::2], spans=True)
+    if columns is None:
         return None
-    shifts = _per_entry(list(accumulate(buffer_lens, initial=0)), counts)
-    if not _tiles(list(map(add, begins, shifts)), list(map(add, ends, shifts)), sum(buffer_lens)):
+    tuples, begins, lengths = columns
+    ends = begins + lengths
+    if (ends > np.repeat(np.array(buffer_lens, dtype=np.uint64), counts)).any():
         return None
-    return names, list(map(SAFETENSORS_TO_CANONICAL.__getitem__, dtypes)), shapes, begins, lengths
+    shifts = np.repeat(np.array(list(accumulate(buffer_lens, initial=0))[:-1], dtype=np.uint64), counts)
+    if not _tiles(begins + shifts, ends + shifts, sum(buffer_lens)):
+        return None
+    return names, list(map(SAFETENSORS_TO_CANONICAL.__getitem__, dtypes)), tuples, begins, lengths
 
 
-def _tiles(begins: list[int], ends: list[int], buffer_len: int) -> bool:
-    if not begins:
-        return buffer_len == 0
-    if begins != sorted(begins):
-        spans = sorted(zip(begins, ends))
-        begins, ends = list(map(_first, spans)), list(map(_second, spans))
-    return begins[0] == 0 and ends[-1] == buffer_len and begins[1:] == ends[:-1]
+def _tiles(begins: np.ndarray, ends: np.ndarray, buffer_len: int) -> bool:
+    if (begins[1:] < begins[:-1]).any():
+        order = np.lexsort((ends, begins))  # by begin, then end
+        begins, ends = begins[order], ends[order]
+    return int(begins[0]) == 0 and int(ends[-1]) == buffer_len and bool((begins[1:] == ends[:-1]).all())

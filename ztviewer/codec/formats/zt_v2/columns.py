@@ -14,7 +14,7 @@ from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
 
-from ...plain_columns import plain_lengths
+from ...plain_columns import plain_columns
 from ...tensor_table import TensorTable
 from .fast import KINDS, MAX_NAME_CHARS, OBJECT_KEYS, PART_KEYS
 from .vocab import DIGEST_PATTERN
@@ -60,9 +60,10 @@ def objects_table(objects: dict[Any, Any]) -> TensorTable | None:
         return None
     numbers = list(chain.from_iterable(blobs))
     offsets, lengths = numbers[0::2], numbers[1::2]
-    if plain_lengths(shapes, map(_width, kinds), offsets, lengths) is None:
+    columns = plain_columns(shapes, map(_width, kinds), offsets, lengths)
+    if columns is None:
         return None
-    return TensorTable(names, list(map(_canonical, kinds)), shapes, offsets, lengths, spelling="dense",
+    return TensorTable(names, list(map(_canonical, kinds)), *columns, spelling="dense",
                        digests=digests, stored=list(map(_stored, kinds)), decoded=True)
 
 

@@ -16,60 +16,44 @@ from __future__ import annotations
 
 import math
 import re
-from itertools import repeat
-from operator import itemgetter, lt, mul, sub
+from operator import itemgetter, lt, mul
 from typing import Any
 
-from ...plain_columns import MAX_RANK, U64_MAX
+from ...cbor_tokens import INT, SHAPE, alternatives, integers, map_head, text, text_head, text_length
+from ...plain_columns import U64_MAX
 from ...tensor_table import TensorTable
 from .cbor_check import CborError, decode_strict
 from .fast import KINDS
 from .vocab import DIGEST_HEX_DIGITS, LOGICAL
 
 MAX_NAME_BYTES = 1024
-_INT = (rb"(?:[\x00-\x17]|\x18[\x18-\xff]|\x19[\x01-\xff].|\x1a(?:[\x01-\xff].|\x00[\x01-\xff])..|"
-        rb"\x1b(?:[\x01-\xff]...|\x00[\x01-\xff]..|\x00\x00[\x01-\xff].|\x00\x00\x00[\x01-\xff]).{4})")
-
-
-def _text_head(length: int) -> bytes:
-    """The shortest head of a text string of ``length`` (< 256) bytes."""
-    assert length < 256
-    return bytes([0x60 + length]) if length < 24 else bytes([0x78, length])
-
-
-def _text(value: str) -> bytes:
-    raw = value.encode()
-    return _text_head(len(raw)) + raw
 
 
 def _digest_token(algorithm: str, digits: int) -> bytes:
     """A well-formed digest of ``algorithm`` as a text string token (:data:`.vocab.DIGEST_HEX_DIGITS`)."""
     prefix = f"{algorithm}:".encode()
-    return re.escape(_text_head(len(prefix) + digits) + prefix) + b"[0-9a-f]{%d}" % digits
+    return re.escape(text_head(len(prefix) + digits) + prefix) + b"[0-9a-f]{%d}" % digits
 
 
 _DTYPES = sorted({dtype for dtype, _ in KINDS})
 _TYPES = sorted(name for name, spec in LOGICAL.items() if not spec.packed)
-_ALTERNATIVES = b"|".join
 _OBJECT = re.compile(
-    rb"(.*?)"                                                    # bytes before the object: must be empty
-    rb"([\x61-\x77]|\x78[\x18-\xff]|\x79[\x01-\xff].)(.*?)"      # name head, name (length checked later)
+    rb"([\x61-\x77]|\x78[\x18-\xff]|\x79[\x01-\xff].)(.*?)"      # name head (not empty), name (length checked later)
     rb"\xa3\x65parts\xa1\x64data([\xa2-\xa4])\x64blob\x82"       # object, parts, the data part's map head
-    + b"(" + _INT + b")(" + _INT + b")"                           # blob offset, length
-    + rb"(?:\x64type(" + _ALTERNATIVES(re.escape(_text(t)) for t in _TYPES) + b"))?"
-    + rb"\x65dtype(" + _ALTERNATIVES(re.escape(_text(d)) for d in _DTYPES) + b")"
-    + rb"(?:\x66digest(" + _ALTERNATIVES(_digest_token(*item) for item in DIGEST_HEX_DIGITS.items()) + b"))?"
-    + rb"\x65shape((?:[\x80-\x97]|\x98[\x18-" + re.escape(bytes([MAX_RANK])) + rb"])(?:" + _INT + rb")*)"
-    + rb"\x66layout\x65dense", re.DOTALL)
+    + b"(" + INT + b")(" + INT + b")"                             # blob offset, length
+    + rb"(?:\x64type(" + alternatives(_TYPES) + b"))?"
+    + rb"\x65dtype(" + alternatives(_DTYPES) + b")"
+    + rb"(?:\x66digest(" + b"|".join(_digest_token(*item) for item in DIGEST_HEX_DIGITS.items()) + b"))?"
+    + rb"\x65shape(" + SHAPE + b")"
+    + rb"\x66layout\x65dense"
+    rb"|(.+)", re.DOTALL)  # anything else: the rest of the map, so that every match starts where the last ended
 #: bytes of an object outside its captured groups (with the optional "type" and "digest" keys left out)
 _FIXED = len(b"\xa3\x65parts\xa1\x64data\x64blob\x82\x65dtype\x65shape\x66layout\x65dense")
 _TYPE_KEY, _DIGEST_KEY = len(b"\x64type"), len(b"\x66digest")
 #: (part map head, has type, has digest) that agree
 _PART_HEADS = {(bytes([0xA2 + t + d]), t, d) for t in (False, True) for d in (False, True)}
 #: (type token, dtype token) → (tensor dtype, component dtype, bytes per element, the component's extra)
-_KIND_OF_TOKENS = {(b"" if t is None else _text(t), _text(d)): kind for (d, t), kind in KINDS.items()}
-#: the amount the leading head byte adds to a whole integer token read as one big-endian number
-_HEAD_WEIGHT = {1: 0, 2: 0x18 << 8, 3: 0x19 << 16, 5: 0x1A << 32, 9: 0x1B << 64}
+_KIND_OF_TOKENS = {(b"" if t is None else text(t), text(d)): kind for (d, t), kind in KINDS.items()}
 _width, _canonical, _stored = itemgetter(2), itemgetter(0), itemgetter(1, 3)
 _ROOT_OBJECTS = b"\x67objects"
 _ATTRIBUTES = b"\x6aattributes"
@@ -79,14 +63,14 @@ def read_plain(data: bytes) -> tuple[TensorTable, Any] | None:
     """``(tensors, the root's attributes value or None)`` of a manifest of plain objects, else ``None``."""
     if data[:1] not in (b"\xa1", b"\xa2") or data[1:9] != _ROOT_OBJECTS:
         return None
-    count, start = _map_head(data, 9)
+    count, start = map_head(data, 9)
     if not count:
         return None
     found = _OBJECT.findall(data, start)[:count]
     if len(found) != count:
         return None
-    gaps, heads, names, part_heads, offsets, lengths, types, dtypes, digests, shapes = zip(*found)
-    if set(gaps) != {b""}:
+    heads, names, part_heads, offsets, lengths, types, dtypes, digests, shapes, rests = zip(*found)
+    if set(rests) != {b""}:
         return None
     captured = sum(sum(map(len, column)) for column in (heads, names, offsets, lengths, types, dtypes, digests, shapes))
     keys = _TYPE_KEY * (count - types.count(b"")) + _DIGEST_KEY * (count - digests.count(b""))
@@ -96,19 +80,6 @@ def read_plain(data: bytes) -> tuple[TensorTable, Any] | None:
         return None
     table = _table(heads, names, part_heads, offsets, lengths, types, dtypes, digests, shapes)
     return None if table is None else (table, attributes)
-
-
-def _map_head(data: bytes, at: int) -> tuple[int, int]:
-    """``(entries, where they start)`` of a shortest definite map head at ``at``; ``(0, at)`` for anything else."""
-    head = data[at:at + 1]
-    if not head or not 0xA0 <= head[0] <= 0xBA:
-        return 0, at
-    info = head[0] - 0xA0
-    if info < 24:
-        return info, at + 1
-    width = 1 << (info - 24)
-    count = int.from_bytes(data[at + 1:at + 1 + width], "big")
-    return (count, at + 1 + width) if count >= (24 if width == 1 else 1 << (4 * width)) else (0, at)
 
 
 def _attributes(data: bytes, end: int) -> Any:
@@ -126,7 +97,7 @@ def _table(heads: tuple[bytes, ...], names: tuple[bytes, ...], part_heads: tuple
            offsets: tuple[bytes, ...], lengths: tuple[bytes, ...], types: tuple[bytes, ...],
            dtypes: tuple[bytes, ...], digests: tuple[bytes, ...], shapes: tuple[bytes, ...]) -> TensorTable | None:
     sizes = list(map(len, names))
-    if list(map({h: _text_length(h) for h in set(heads)}.__getitem__, heads)) != sizes:
+    if list(map({h: text_length(h) for h in set(heads)}.__getitem__, heads)) != sizes:
         return None
     if max(sizes) > MAX_NAME_BYTES or not all(map(lt, zip(sizes, names), zip(sizes[1:], names[1:]))):
         return None
@@ -147,7 +118,7 @@ def _table(heads: tuple[bytes, ...], names: tuple[bytes, ...], part_heads: tuple
     counts = {shape: math.prod(shape) for shape in shape_of.values()}
     if max(counts.values()) > U64_MAX:
         return None
-    offset_column, length_column = _integers(offsets), _integers(lengths)
+    offset_column, length_column = integers(offsets), integers(lengths)
     if list(map(mul, map(counts.__getitem__, shape_column), map(_width, kinds))) != length_column:
         return None
     digest_column: list[str | None] | None = None
@@ -155,13 +126,3 @@ def _table(heads: tuple[bytes, ...], names: tuple[bytes, ...], part_heads: tuple
         digest_column = [token[1 if token[0] < 0x78 else 2:].decode() if token else None for token in digests]
     return TensorTable(text, list(map(_canonical, kinds)), shape_column, offset_column, length_column,
                        spelling="dense", digests=digest_column, stored=list(map(_stored, kinds)), decoded=True)
-
-
-def _text_length(head: bytes) -> int:
-    return head[0] - 0x60 if len(head) == 1 else int.from_bytes(head[1:], "big")
-
-
-def _integers(tokens: tuple[bytes, ...]) -> list[int]:
-    """The values of shortest-form unsigned integer tokens (head byte included)."""
-    whole = map(int.from_bytes, tokens, repeat("big"))  # type: ignore[arg-type]  # byteorder: "big"
-    return list(map(sub, whole, map(_HEAD_WEIGHT.__getitem__, map(len, tokens))))
