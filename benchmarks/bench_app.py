@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -55,9 +56,9 @@ class FirstPaint(QObject):
         os._exit(0)
 """
 
-#: Our side: the real launcher (``ztviewer FILE``: argument parsing, display check, window, the file parsed on a
-#: worker) in a fresh process, with its settings in an empty folder (a first start). argv: FILE COUNT CONFIG_DIR
-#: [--modules].
+#: Our side: the real launcher as a user starts it (``ztviewer FILE``: argument parsing, display check, the look for
+#: a running ztviewer to hand the file to, the instance server, window, the file parsed on a worker) in a fresh
+#: process, with its settings in an empty folder (a first start). argv: FILE COUNT CONFIG_DIR [--modules].
 START_UP_SCRIPT = _FIRST_PAINT + r"""
 from PySide6.QtCore import QSettings
 
@@ -78,7 +79,7 @@ def create_and_watch(*args):
 
 probe = FirstPaint("tensorTree", int(sys.argv[2]), modules)
 gui_app.create_application = create_and_watch
-main([sys.argv[1], "--new-instance"])
+main([sys.argv[1]])
 raise SystemExit("the event loop ended before the tree was painted")
 """
 
@@ -111,9 +112,15 @@ app.exec()
 
 
 def child_env(config_dir: Path) -> dict[str, str]:
-    """The probes' environment: headless, a new window (no hand-over to a running ztviewer), settings elsewhere."""
-    return dict(os.environ, QT_QPA_PLATFORM="offscreen", ZTVIEWER_NEW_INSTANCE="1",
-                XDG_CONFIG_HOME=str(config_dir))
+    """The probes' environment: headless, settings elsewhere, and an instance-server name of this process's own (no
+    ztviewer running elsewhere on the machine gets the file; the default path still looks for one and listens)."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(config_dir),
+               ZTVIEWER_INSTANCE_NAME=f"ztviewer-startup-bench-{os.getpid()}-{next(_probe_numbers)}")
+    env.pop("ZTVIEWER_NEW_INSTANCE", None)
+    return env
+
+
+_probe_numbers = itertools.count()
 
 
 def seconds_to_ready(argv: list[str], env: dict[str, str]) -> float:
@@ -148,14 +155,13 @@ def start_up_times(path: Path, count: int, tmpdir: Path, runs: int) -> dict[str,
     compile_bytecode()
     config = tmpdir / "startup-config"
     config.mkdir(exist_ok=True)
-    env = child_env(config)
     sides = {"ours": [sys.executable, "-c", START_UP_SCRIPT, str(path), str(count), str(config)],
              "bare": [sys.executable, "-c", _BARE],
              "tree": [sys.executable, "-c", _TREE_APP, str(count)]}
     times: dict[str, list[float]] = {name: [] for name in sides}
     for round_ in range(runs + 1):  # interleaved, so a slow moment of the machine hits every side
         for name, argv in sides.items():
-            seconds = seconds_to_ready(argv, env)
+            seconds = seconds_to_ready(argv, child_env(config))
             if round_:              # the first round fills the page cache and bytecode caches
                 times[name].append(seconds)
     return times
