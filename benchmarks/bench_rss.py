@@ -51,7 +51,7 @@ elif action == "export":
     outcome = f"exit {run_command(['export', src, 'w', '-o', out])}"
 elif action == "spy":  # what the spy view runs on its worker: load, select the plane, facts, whole-plane image
     from ztviewer.analysis.spy_sources import CooPlaneSource, prepare
-    from ztviewer.codec.sparse import load_sparse
+    from ztviewer.session.inspect_data import load_sparse  # as the view loads it (views of the map when large)
 
     class Context:
         def is_cancelled(self):

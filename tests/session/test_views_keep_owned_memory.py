@@ -65,3 +65,23 @@ def test_a_plane_of_a_changed_file_refuses_to_read(tf, tmp_path):
         plane[0:2, 0:2]
     with pytest.raises(SourceChanged):
         data.value((0, 0, 0))
+
+
+def test_a_large_sparse_structure_stays_mapped_and_is_checked_before_every_read(tf, monkeypatch):
+    """Past OWNED_SPARSE stored bytes the spy plot and the entries grid read views of the map (pages given back as
+    they go), checking the file before each read."""
+    import os
+
+    from ztviewer.analysis.spy_sources import CsrSource
+    from ztviewer.session import inspect_data
+
+    monkeypatch.setattr(inspect_data, "OWNED_SPARSE", 0)
+    sparse = load_sparse(tf, tf.tensor("sparse"))
+    assert map_of(np.asarray(sparse.values)) is not None
+    entries, spy = SparseEntries(sparse), CsrSource(sparse)
+    assert entries.block(0, 1, 0, 3) == [[0, 4, 1.5]]
+    stat = os.stat(tf.path)
+    os.utime(tf.path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    for read in (lambda: entries.block(0, 1, 0, 3), lambda: spy.markers((0, 3, 0, 5))):
+        with pytest.raises(SourceChanged):
+            read()

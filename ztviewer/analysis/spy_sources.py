@@ -23,6 +23,7 @@ from ztviewer.analysis.structure import (
     structure_facts_csr,
 )
 from ztviewer.codec import decode
+from ztviewer.codec.mapped_pages import require_unchanged
 from ztviewer.codec.sparse import SparseCOO, SparseCSR
 
 from .mapped import done_with, releasing
@@ -31,6 +32,14 @@ from .mapped import done_with, releasing
 MARKER_LIMIT = 4096
 MARKER_SPAN = 200
 PROFILE_BINS = 512
+
+
+def _unchanged(*arrays: np.ndarray | None) -> None:
+    """Check the file under arrays that are views of its map (a large sparse structure is not read into memory)
+    before a view reads them again: one that another program changed is an error, never a fatal fault."""
+    for array in arrays:
+        if array is not None:
+            require_unchanged(array)
 
 
 def _shown(values: np.ndarray | None, dtype_name: str) -> np.ndarray | None:
@@ -44,15 +53,18 @@ class CsrSource:
 
     def density(self, region, out_shape, ctx) -> SpyImage:
         s = self.sparse
+        _unchanged(s.indptr, s.indices)
         return spy_density_csr(s.indptr, s.indices, self.shape, region, out_shape, cancelled=ctx.is_cancelled,
                                progress=ctx.report_progress)
 
     def markers(self, region):
+        _unchanged(self.sparse.indptr, self.sparse.indices, self.sparse.values)
         found = markers_csr(self.sparse.indptr, self.sparse.indices, self.sparse.values, region, MARKER_LIMIT)
         return None if found is None else (found[0], found[1], _shown(found[2], self.dtype_name))
 
     def facts(self, ctx) -> tuple[SparseStructure, tuple, tuple]:
         s = self.sparse
+        _unchanged(s.indptr, s.indices, s.values)
         facts = structure_facts_csr(s.indptr, s.indices, self.shape, decode.present(s.values, s.dtype))
         return facts, nnz_per_row_csr(s.indptr, PROFILE_BINS), nnz_per_col(s.indices, self.shape[1], PROFILE_BINS)
 
@@ -66,6 +78,7 @@ class CooPlaneSource:
 
     @classmethod
     def from_coo(cls, sparse: SparseCOO, axes: tuple[int, int], fixed: Mapping[int, int], project: bool = False):
+        _unchanged(sparse.coords, sparse.values)
         if len(sparse.shape) == 1:
             cols = sparse.coordinates()[0]
             return cls(np.zeros_like(cols), cols, sparse.values, (1, int(sparse.shape[0])), sparse.dtype)
@@ -73,14 +86,17 @@ class CooPlaneSource:
         return cls(plane.rows, plane.cols, plane.values_of(sparse.values), plane.shape, sparse.dtype)
 
     def density(self, region, out_shape, ctx) -> SpyImage:
+        _unchanged(self.rows, self.cols)
         return spy_density(self.rows, self.cols, self.shape, region, out_shape, cancelled=ctx.is_cancelled,
                            progress=ctx.report_progress)
 
     def markers(self, region):
+        _unchanged(self.rows, self.cols, self.values)
         found = markers(self.rows, self.cols, self.values, region, MARKER_LIMIT)
         return None if found is None else (found[0], found[1], _shown(found[2], self.dtype_name))
 
     def facts(self, ctx):
+        _unchanged(self.rows, self.cols, self.values)
         values = None if self.values is None else decode.present(self.values, self.dtype_name)
         facts = structure_facts(self.rows, self.cols, self.shape, values)
         return (facts, nnz_per_row(self.rows, self.shape[0], PROFILE_BINS),

@@ -38,7 +38,7 @@ def tensor_source(tf: TensorFile, tensor: Tensor, chunk_elements: int = CHUNK_EL
     if tensor.layout in ("sparse_csr", "sparse_coo"):
         from ztviewer.codec.sparse import load_sparse
 
-        sparse = load_sparse(tf, tensor, cancelled=cancelled)
+        sparse = load_sparse(tf, tensor, cancelled=cancelled, mapped=True)  # one pass over the values
         values = sparse.values
 
         def chunks() -> Iterator[np.ndarray]:

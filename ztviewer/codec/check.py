@@ -28,7 +28,7 @@ def _decode_tensor(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None
     elif tensor.layout in ("sparse_csr", "sparse_coo"):
         from .sparse import load_sparse
 
-        load_sparse(tf, tensor, cancelled=cancelled)
+        load_sparse(tf, tensor, cancelled=cancelled, mapped=True)  # one validating pass: pages given back
     elif tensor.layout == "tensor_train":
         from . import tt
 

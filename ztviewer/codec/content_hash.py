@@ -44,7 +44,7 @@ def iter_logical_bytes(
     if tensor.layout in ("sparse_csr", "sparse_coo"):
         from .sparse import iter_dense_chunks, load_sparse
 
-        sparse = load_sparse(tf, tensor)
+        sparse = load_sparse(tf, tensor, mapped=True)  # one pass, densified a chunk at a time
         for dense in iter_dense_chunks(sparse, raw_bits=True):
             if cancelled is not None and cancelled():
                 raise Cancelled()

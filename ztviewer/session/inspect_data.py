@@ -208,15 +208,22 @@ def decode_component(tf: TensorFile, tensor: Tensor, role: str, *, cache: Decode
     return out if out is not None else np.frombuffer(b"".join(parts), np.uint8)
 
 
+#: stored bytes of a sparse structure read into memory of its own; a larger one stays a view of the file's map,
+#: which the views check before every read (:func:`~ztviewer.codec.mapped_pages.require_unchanged`).
+OWNED_SPARSE = 256 << 20
+
+
 def load_sparse(tf: TensorFile, tensor: Tensor, *, cache: DecodedCache | None = None,
                 cancelled: CancelCheck | None = None) -> SparseCSR | SparseCOO:
-    """The validated sparse structure (:class:`~ztviewer.codec.sparse.SparseCSR` / ``SparseCOO``), cached."""
+    """The validated sparse structure (:class:`~ztviewer.codec.sparse.SparseCSR` / ``SparseCOO``), cached: in
+    memory of its own up to :data:`OWNED_SPARSE` stored bytes, else views of the map (pages given back as read)."""
     from ztviewer.codec.sparse import load_sparse as codec_load_sparse
 
     key = (tf.path, tensor.index, "sparse")
     cached = cache.get(key) if cache is not None else None
     if cached is None:
-        cached = codec_load_sparse(tf, tensor, cancelled=cancelled)
+        stored = sum(c.length for c in tensor.components.values() if c.encoding == "raw")
+        cached = codec_load_sparse(tf, tensor, cancelled=cancelled, mapped=stored > OWNED_SPARSE)
         if cache is not None:
             cache.put(key, cached, owned_bytes(cached))
     return cached

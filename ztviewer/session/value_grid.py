@@ -14,6 +14,7 @@ import numpy as np
 
 from ztviewer.codec import decode
 from ztviewer.codec.dtypes import DTYPES
+from ztviewer.codec.mapped_pages import require_unchanged
 from ztviewer.codec.sparse import SparseCOO, SparseCSR
 
 #: most cells a copy puts on the clipboard (TSV / NumPy literal); beyond it the copy is refused with a message.
@@ -170,6 +171,12 @@ class PlaneCells:
         return tuple(index)
 
 
+def _arrays_of(sparse: SparseCSR | SparseCOO) -> list[np.ndarray]:
+    if isinstance(sparse, SparseCSR):
+        return [sparse.indptr, sparse.indices, sparse.values]
+    return [sparse.coords, sparse.values]
+
+
 class SparseEntries:
     """A sparse tensor's stored entries, one row each: its index on every axis, then its value."""
 
@@ -189,6 +196,8 @@ class SparseEntries:
         return np.asarray(sparse.coords[:, r0:r1], dtype=np.int64)
 
     def block(self, r0: int, r1: int, c0: int, c1: int) -> list[list[object]]:
+        for part in _arrays_of(self.sparse):   # large structures stay views of the map: check the file first
+            require_unchanged(part)
         coords = self._coordinates(r0, r1).T.tolist()
         values = decode.present(np.asarray(self.sparse.values[r0:r1]), self.dtype_name).tolist() \
             if c1 > self.ndim else [None] * (r1 - r0)

@@ -49,7 +49,7 @@ def stored_bits(tf: TensorFile, tensor: Tensor, chunk_elements: int,
     if tensor.layout in SPARSE:
         from ztviewer.codec.sparse import iter_dense_chunks, load_sparse
 
-        for part in iter_dense_chunks(load_sparse(tf, tensor), chunk_elements, raw_bits=True):
+        for part in iter_dense_chunks(load_sparse(tf, tensor, mapped=True), chunk_elements, raw_bits=True):
             if cancelled is not None and cancelled():
                 raise Cancelled()
             yield _canonical(part, tensor.dtype)
