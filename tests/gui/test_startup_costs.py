@@ -79,3 +79,31 @@ def test_fills_stay_on_the_painting_thread_unless_asked(tmp_path):
     assert serial[0] == "1" and pooled[0] == "None"
     if int(serial[1]) >= 0:         # where threads can be counted (/proc): the pooled run started more
         assert int(serial[1]) < int(pooled[1]), (serial, pooled)
+
+
+_GC_AT_START = r"""
+import gc, sys
+import ztviewer.gui.app as gui_app
+from PySide6.QtWidgets import QApplication
+resume = gui_app.resume_garbage_collection
+
+
+def watched():
+    before = gc.isenabled()
+    resume()
+    print("GC", before, gc.isenabled(), gc.get_freeze_count() > 0, flush=True)
+    QApplication.instance().quit()
+
+
+gui_app.resume_garbage_collection = watched
+from ztviewer.cli import main
+sys.exit(main([]))
+"""
+
+
+def test_start_up_collects_no_garbage_until_the_event_loop_runs(tmp_path):
+    """The launcher turns the cyclic garbage collector off for start-up; once the event loop runs, what start-up
+    made is frozen and collection is on again."""
+    done = subprocess.run([sys.executable, "-c", _GC_AT_START], capture_output=True, text=True,
+                          env=child_env(tmp_path), timeout=120, check=True)
+    assert "GC False True True" in done.stdout, done.stdout + done.stderr

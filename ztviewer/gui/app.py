@@ -1,11 +1,12 @@
 """Start the desktop app: ``ztviewer [FILE…]`` / ``python -m ztviewer [FILE…]`` end up in :func:`main`."""
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Sequence
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtWidgets import QApplication
 
 from ztviewer import __version__
@@ -71,7 +72,15 @@ def main(files: list[str] | None = None, new_instance: bool = False,
         window.opener.compare_paths(*compare)
     if os.environ.get("ZTVIEWER_SMOKE_TEST"):
         report_when_opened(window, app)
+    QTimer.singleShot(0, resume_garbage_collection)
     return app.exec()
+
+
+def resume_garbage_collection() -> None:
+    """Once the event loop runs: what start-up made is kept out of later collections (``gc.freeze``; its few
+    cycles stay), and collection (turned off by the launcher for start-up) resumes."""
+    gc.freeze()
+    gc.enable()
 
 
 def bring_forward(window, paths: list[str]) -> None:
@@ -87,7 +96,7 @@ def report_when_opened(window, app: QApplication, timeout_ms: int = 30_000) -> N
     """``ZTVIEWER_SMOKE_TEST=1``: once every file has opened, print the window title, one line per tab (tensors,
     error problems) and any failure, then quit: status 0 only when every file opened without an error problem
     (packaging, wheel and desktop-entry tests run the real launcher this way, headless)."""
-    from PySide6.QtCore import QElapsedTimer, QTimer
+    from PySide6.QtCore import QElapsedTimer
 
     clock = QElapsedTimer()
     clock.start()
