@@ -51,3 +51,20 @@ def test_the_probe_sees_what_it_must_report(tmp_path):
     _, path, env = hp.write_case(tmp_path, "zt10_coo_scalar")
     starved = hp.probe(path, tmp_path, env, address_space=64 << 20)
     assert starved.findings()
+
+
+@pytest.mark.timeout(300)
+def test_saves_leave_nothing_behind_under_limits(tmp_path):
+    """§11: a temporary file a killed save left in the output folder is removed by the next save there (and said
+    so); export and convert leave no temporary of their own."""
+    _, path, env = hp.write_case(tmp_path, "zt01_aliased_blob")
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / ".o.zt.ztviewer-tmp-1234abcd"
+    stale.write_bytes(bytes(1 << 20))
+    outcome = hp.probe(path, out, env)
+    assert not outcome.findings()
+    said = " ".join(row["tail"] for row in outcome.rows if row["argv"][0] in ("export", "convert"))
+    assert "a temporary file an interrupted save left behind" in said   # by the first save into the folder
+    assert not stale.exists() and not [p.name for p in out.iterdir() if ".ztviewer-tmp-" in p.name]
+    assert {p.name for p in out.iterdir()} == {"o.zt", "o.safetensors", "x.npy"}
