@@ -87,6 +87,25 @@ def test_display_and_plugin_checks():
     assert gui_requirements.library_in("libxkbcommon.so.0: cannot open shared object file") == "xkbcommon"
 
 
+def test_library_lookup_runs_ldconfig_once_and_agrees_with_ctypes(monkeypatch):
+    """The X11 check asks for 16 libraries: one ``ldconfig -p`` answers them all, as ``find_library`` (which runs
+    it for every name) would."""
+    import ctypes.util
+    import subprocess
+
+    if not os.path.exists("/sbin/ldconfig"):
+        pytest.skip("no glibc ldconfig here: ctypes.util.find_library is used as it is")
+    names = ["xcb", *gui_requirements.XCB_PLUGIN_LIBRARIES, *gui_requirements.PACKAGES, "c", "glib-2.0",
+             "no-such-library-here"]
+    expected = [ctypes.util.find_library(name) for name in names]
+    runs = []
+    real_run = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: runs.append(a[0]) or real_run(*a, **k))
+    find = gui_requirements.cached_library_finder()
+    assert [find(name) for name in names] == expected
+    assert runs == [["/sbin/ldconfig", "-p"]] and expected[-1] is None
+
+
 def test_demo_without_its_files_says_so(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(launch, "SAMPLES_DIR", tmp_path)
     monkeypatch.setattr(gui_requirements, "problem", lambda: pytest.fail("the window must not start"))
