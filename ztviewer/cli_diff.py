@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from .cli_info import jsonable
+from .codec.text import printable
 from .session.formatting import number_text
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
@@ -33,8 +34,6 @@ def add_diff_command(sub: argparse._SubParsersAction) -> None:
 
 def _text(value: object) -> str:
     """A value shown in the text table: control characters escaped so a file cannot drive the terminal."""
-    from .codec.text import printable
-
     return printable(str(value))
 
 

@@ -78,6 +78,15 @@ def same_stored_bytes(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, 
         cb = b.components[role]
         if ca.length != cb.length:
             return False
+        if ca.length <= CHUNK:   # most components: one positional read each
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            if source_a.read(ca.offset, ca.length, "component", tensor=a.name, component=role) != \
+                    source_b.read(cb.offset, cb.length, "component", tensor=b.name, component=role):
+                return False
+            if progress is not None:
+                progress(ca.length)
+            continue
         chunks_a = source_a.read_chunks(ca.offset, ca.length, CHUNK, "component", reuse=True, tensor=a.name,
                                         component=role)
         chunks_b = source_b.read_chunks(cb.offset, cb.length, CHUNK, "component", reuse=True, tensor=b.name,
