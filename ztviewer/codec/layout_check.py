@@ -93,9 +93,14 @@ def _table_hull(table: TensorTable, file_size: int, alignment: int | None) -> tu
         return None
     offsets, lengths = spans
     ends = offsets + lengths  # uint64: a sum past 2**64 wraps below its offset
-    if (not lengths.all() or int(ends.max()) > file_size or (ends < offsets).any() or (ends[:-1] > offsets[1:]).any()
+    if (not lengths.all() or int(ends.max()) > file_size or (ends < offsets).any()
             or (alignment and (offsets % np.uint64(alignment)).any())):
         return None
+    if (ends[:-1] > offsets[1:]).any():   # not in file order (a manifest listed by name): compare in file order
+        order = np.argsort(offsets, kind="stable")
+        offsets, ends = offsets[order], ends[order]
+        if (ends[:-1] > offsets[1:]).any():
+            return None
     return int(offsets[0]), int(ends[-1])
 
 
