@@ -269,3 +269,37 @@ def test_the_session_builds_its_tree_on_first_use_and_feeds_it_digest_changes(ed
     edited.set_digest_states([(a, "data", DigestState.MISMATCH)])
     assert seen == [{FILE_ID: [0]}] and tree.sort(Column.DIGEST, descending=True)
     assert tree.item(tree.child(FILE_ID, 0)) is a
+
+
+@pytest.mark.parametrize("to, digest, empty", [("safetensors", None, True), ("zt", None, False), ("zt", None, True),
+                                               ("zt-v2", "sha256", True), ("zt-v2", None, False)])
+def test_a_lazy_table_sorts_by_its_columns_as_by_its_tensors_and_builds_none(tmp_path, to, digest, empty):
+    """Sort keys read from a table's columns equal those of the tensors it stands for (each column), so sorting
+    100,000 tensors builds none; a tensor built (and verified) since answers for itself."""
+    from ztviewer.codec.tensor_table import TensorTable
+    from ztviewer.session.tree_columns import sort_key, sort_keys
+
+    path = tmp_path / f"many.{to}"
+    arrays = {f"layers.{i}.{'w' if i % 3 else 'b'}": np.zeros((i % 4 + 1, 2) if i % 5 else (), np.float16 if i % 2
+                                                                else np.float32) for i in range(600)}
+    if empty:
+        arrays["empty"] = np.zeros((0, 3), np.int8)
+    save_arrays(path, arrays, to, digest=digest)
+    lazy, built = open_file(path), open_file(path)
+    try:
+        assert isinstance(lazy.tensors, TensorTable)
+        before = dict(lazy.tensors.positions())     # a zt reader builds all when its layout needs a sweep (empty)
+        assert to != "safetensors" or not before
+        states = DigestStates(built.tensors)
+        for column in Column:
+            keys = sort_keys(lazy.tensors, column, DigestStates(lazy.tensors))
+            assert keys == [sort_key(t, column, states) for t in list(built.tensors)], column
+        assert lazy.tensors.positions() == before                 # nothing built to sort
+        tensor = lazy.tensors[7]
+        lazy_states = DigestStates(lazy.tensors)
+        lazy_states.set(tensor, tensor.components["data"], DigestState.MISMATCH)
+        keys = sort_keys(lazy.tensors, Column.DIGEST, lazy_states)
+        assert keys[7] == max(keys) and keys.count(max(keys)) == 1
+    finally:
+        lazy.close()
+        built.close()

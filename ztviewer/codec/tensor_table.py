@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, MutableSequence, Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
 from typing import Any, overload
@@ -35,6 +36,21 @@ _first, _second = itemgetter(0), itemgetter(1)
 def _ints(column: Sequence[int] | np.ndarray) -> list[int]:
     """A column of byte positions as Python ints (numpy columns hold them as ``uint64``)."""
     return column.tolist() if isinstance(column, np.ndarray) else column  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class PlainColumns:
+    """Every entry of a :class:`TensorTable` as its columns describe it: a dense tensor of ``dtypes[i]`` and
+    ``shapes[i]`` in one raw ``data`` part at absolute ``offsets[i]`` of ``lengths[i]`` bytes, recording
+    ``digests[i]`` (no digest column: none); ``built`` maps the positions of tensors built so far to them."""
+
+    names: Sequence[str]
+    dtypes: Sequence[str]
+    shapes: Sequence[Sequence[int]]
+    offsets: list[int]
+    lengths: list[int]
+    digests: Sequence[str | None] | None
+    built: dict[int, Tensor]
 
 
 class TensorTable(MutableSequence[Tensor]):
@@ -228,6 +244,17 @@ class TensorTable(MutableSequence[Tensor]):
             return dict(zip(map(id, self._list), range(len(self._list))))
         return self._positions
 
+    def plain_columns(self) -> PlainColumns | None:
+        """What the columns say of every entry, with the tensors built so far (their own values count: they may
+        have changed since); ``None`` once the table became a list (the columns no longer describe it)."""
+        if self._list is not None:
+            return None
+        base = self.base
+        offsets = _ints(self.offsets)
+        return PlainColumns(self.names, self.dtypes, self.shapes, [base + o for o in offsets] if base else offsets,
+                            _ints(self.lengths), self.digests,
+                            {i: t for i, t in enumerate(self._made) if t is not None} if self._built else {})
+
     def component_counts(self) -> list[int]:
         """Each tensor's number of components; an entry not built has its one ``data`` component."""
         if self._list is not None:
@@ -363,6 +390,11 @@ def tensor_positions(tensors: Sequence[Tensor]) -> Mapping[int, int]:
     if isinstance(tensors, TensorTable):
         return tensors.positions()
     return {id(t): i for i, t in enumerate(tensors)}
+
+
+def plain_columns(tensors: Sequence[Tensor]) -> PlainColumns | None:
+    """The columns of a :class:`TensorTable` (see :meth:`TensorTable.plain_columns`); ``None`` for a list."""
+    return tensors.plain_columns() if isinstance(tensors, TensorTable) else None
 
 
 def component_counts(tensors: Sequence[Tensor]) -> list[int]:

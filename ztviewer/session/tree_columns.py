@@ -1,10 +1,14 @@
 """The tensor tree's columns and what each sorts tensors by (Qt-free: the session sorts, the views render)."""
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Any
 
 from ztviewer.codec import Tensor
+from ztviewer.codec.digest_state import DigestState
+from ztviewer.codec.tensor_table import PlainColumns, plain_columns
 
 from .digest_states import PRIORITY, DigestStates
 from .formatting import natural_key
@@ -49,3 +53,37 @@ def sort_key(tensor: Tensor, column: Column, digests: DigestStates) -> Any:
         span = tensor.byte_span()
         return span[0] if span else -1
     return PRIORITY[digests.of_tensor(tensor)]
+
+
+def sort_keys(tensors: Sequence[Tensor], column: Column, digests: DigestStates) -> list[Any]:
+    """:func:`sort_key` of every tensor, by position. A lazy table's entries not built yet are read from its
+    columns (sorting 100,000 tensors builds none of them); those built answer for themselves."""
+    columns = plain_columns(tensors)
+    if columns is None:
+        return [sort_key(t, column, digests) for t in tensors]
+    keys = _column_keys(columns, column)
+    for position, tensor in columns.built.items():
+        keys[position] = sort_key(tensor, column, digests)
+    return keys
+
+
+def _column_keys(c: PlainColumns, column: Column) -> list[Any]:
+    """:func:`sort_key` of each entry as its table's columns describe it (a dense tensor in one raw part)."""
+    if column == Column.NAME:
+        return list(map(natural_key, c.names))
+    if column == Column.DTYPE:
+        return [dtype or "" for dtype in c.dtypes]
+    if column == Column.SHAPE:
+        return [(math.prod(shape) if all(d >= 0 for d in shape) else -1, tuple(shape)) for shape in c.shapes]
+    if column == Column.LAYOUT:
+        return ["dense"] * len(c.names)
+    if column == Column.STORED:
+        return list(c.lengths)
+    if column == Column.ENCODING:
+        return ["raw"] * len(c.names)
+    if column == Column.OFFSET:
+        return list(c.offsets)
+    none, unchecked = PRIORITY[DigestState.NONE], PRIORITY[DigestState.UNCHECKED]   # nobody verified them
+    if c.digests is None:
+        return [none] * len(c.names)
+    return [none if digest is None else unchecked for digest in c.digests]

@@ -19,7 +19,7 @@ from ztviewer.codec.tensor_table import component_counts, tensor_names, tensor_p
 from .digest_states import DigestStates
 from .edit_session import EditSession
 from .events import Event
-from .tree_columns import Column, sort_key
+from .tree_columns import Column, sort_keys
 from .tree_filter import NameFilter
 from .tree_marks import FILE_POSITION, FoundProblems, PendingNames
 from .tree_nodes import (
@@ -207,7 +207,7 @@ class TreeState:
         if column < 0:
             self.order = list(range(len(self.tensors)))
         else:
-            keys = [sort_key(t, Column(column), self.digests) for t in self.tensors]
+            keys = sort_keys(self.tensors, Column(column), self.digests)
             self.order = sorted(range(len(self.tensors)), key=keys.__getitem__, reverse=descending)
         for rank, position in enumerate(self.order):
             self.rank[position] = rank
