@@ -25,7 +25,8 @@ from .files import big_zt, many_zt
 #: QTreeView when empty) is painted for the first time with ``want`` rows under its first top-level row, shown
 #: expanded. It prints ``READY`` at the next event-loop turn (after that paint has been flushed) and leaves
 #: without tearing down, so the parent's clock (started before it spawned the interpreter) reads the time a user
-#: waits for the tree.
+#: waits for the tree. It watches only tree viewports (hooked where a tree is given its model), so the probe adds
+#: no Python call to the other events of the app.
 _FIRST_PAINT = r"""
 import os, sys
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -54,6 +55,14 @@ class FirstPaint(QObject):
         if self.extra:
             print(self.extra(), flush=True)
         os._exit(0)
+
+    def watch_trees(self):
+        set_model = QTreeView.setModel
+
+        def setting_model(tree, model):
+            set_model(tree, model)
+            tree.viewport().installEventFilter(self)
+        QTreeView.setModel = setting_model
 """
 
 #: Our side: the real launcher as a user starts it (``ztviewer FILE``: argument parsing, display check, the look for
@@ -64,21 +73,11 @@ from PySide6.QtCore import QSettings
 
 QSettings.setDefaultFormat(QSettings.Format.IniFormat)
 QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[3])
-import ztviewer.gui.app as gui_app
 from ztviewer.cli import main
 
 modules = (lambda: "MODULES " + " ".join(sorted(sys.modules))) if "--modules" in sys.argv else None
-create_application = gui_app.create_application
-
-
-def create_and_watch(*args):
-    app = create_application(*args)
-    app.installEventFilter(probe)
-    return app
-
-
 probe = FirstPaint("tensorTree", int(sys.argv[2]), modules)
-gui_app.create_application = create_and_watch
+probe.watch_trees()
 main([sys.argv[1]])
 raise SystemExit("the event loop ended before the tree was painted")
 """
@@ -94,7 +93,7 @@ from PySide6.QtWidgets import QApplication, QTreeView
 
 app = QApplication([])
 probe = FirstPaint("", int(sys.argv[1]))
-app.installEventFilter(probe)
+probe.watch_trees()
 model = QStandardItemModel()
 model.setHorizontalHeaderLabels(["name", "dtype", "shape"])
 root = QStandardItem("file")
