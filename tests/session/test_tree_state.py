@@ -303,3 +303,12 @@ def test_a_lazy_table_sorts_by_its_columns_as_by_its_tensors_and_builds_none(tmp
     finally:
         lazy.close()
         built.close()
+
+
+def test_a_closed_session_calls_no_tree_view(edited):
+    tree = edited.tree
+    seen = record(tree.edits_marked), record(tree.digest_rows_changed)
+    edited.close()
+    edited.edits.push(RenameTensor("a", "weights"))
+    edited.set_digest_states([(edited.tensor_file.tensors[0], "data", DigestState.OK)])
+    assert seen == ([], []) and tree.pending.state == {}

@@ -235,3 +235,5 @@ class FileSession:
         self.tensor_file.close()
         for event in (self.selection_changed, self.shown_changed, self.digests_changed, self.message):
             event.disconnect_all()
+        if self._tree is not None:
+            self._tree.close()

@@ -327,6 +327,15 @@ class TreeState:
         """Every tensor's name as the name column shows it, by position: pending renames applied."""
         return self.pending.shown_names()
 
+    def close(self) -> None:
+        """Stop following the edits and forget every view (the file's tab is closing)."""
+        if self.pending.edits is not None:
+            self.pending.edits.changed.disconnect(self._on_edits_changed)
+        for event in (self.reordering, self.reordered, self.regrouping, self.regrouped, self.filter_changing,
+                      self.filter_changed, self.names_changed, self.edits_marked, self.problems_found,
+                      self.digest_rows_changed):
+            event.disconnect_all()
+
     def _on_edits_changed(self, _: None) -> None:
         changed, names_changed = self.pending.refresh()
         if names_changed:
