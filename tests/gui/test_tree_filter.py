@@ -76,3 +76,20 @@ def test_grouped_filter_expands_matching_groups(file_view, sample_file):
     set_filter(file_view, "")
     assert file_view.tree.isExpanded(view_index(file_view, tensor).parent())
 
+
+
+def test_the_view_follows_the_filter_and_grouping_set_on_its_session(file_view, sample_file):
+    """The session's tree state decides; the view only renders it (a script or a notebook drives the same tab)."""
+    tree = file_view.session.tree
+    tree.set_pattern("q_proj")
+    assert file_view.filter_edit.text() == "q_proj" and file_view.match_label.text() == "3 / 6"
+    assert file_view.tree.model() is file_view.proxy
+    tree.set_grouped(True)                                 # few matches in a grouped tree: their groups open
+    assert file_view.group_button.isChecked()
+    index = view_index(file_view, sample_file.tensor("model.layers.2.attn.q_proj.weight"))
+    assert index.isValid() and file_view.tree.isExpanded(index.parent())
+    tree.set_pattern("")
+    assert file_view.filter_edit.text() == "" and file_view.match_label.text() == ""
+    assert file_view.tree.model() is file_view.tree_model
+    tree.set_grouped(False)
+    assert not file_view.group_button.isChecked()

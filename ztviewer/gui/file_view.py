@@ -24,7 +24,7 @@ from ztviewer.session.file_session import FileSession, ShownBytes
 from ztviewer.session.properties import Prop
 from ztviewer.session.selection import Selection
 from ztviewer.session.tree_nodes import NodeKind, TensorGroup
-from ztviewer.session.tree_state import TreeItem
+from ztviewer.session.tree_state import TreeItem, opens_grouped
 from ztviewer.workers.tasks import CheckFileTask, OpenedFile, VerifyDigestsTask
 
 from .check_controller import CheckController
@@ -48,8 +48,6 @@ if TYPE_CHECKING:
     from .models.edit_stack import EditSession
     from .views.tree_edits import TreeEditing
 
-AUTO_GROUP_TENSORS = 20_000     # files with more tensors open grouped by name prefix
-EXPAND_MATCHES = 200            # expand groups to show matches when a filter leaves at most this many
 
 
 class FileView(QWidget):
@@ -67,7 +65,7 @@ class FileView(QWidget):
         self.session = session if session is not None else FileSession(
             opened.tensor_file, opened.analysis if isinstance(opened.analysis, FileLayout) else None)
         self.tensor_file: TensorFile = self.session.tensor_file
-        grouped = grouped or len(self.tensor_file.tensors) > AUTO_GROUP_TENSORS
+        grouped = grouped or opens_grouped(len(self.tensor_file.tensors))
         self.tree_model = TensorTreeModel(self.tensor_file, grouped=grouped, parent=self, session=self.session)
         self.proxy = TensorFilterProxy(self)
         self.proxy.setSourceModel(self.tree_model)
@@ -86,7 +84,9 @@ class FileView(QWidget):
         self.checker = CheckController(self.tensor_file, self.report_problems, self.verify_bar, self.tasks, pool,
                                        self)
         self.checker.message.connect(self.status_message)
-        self.tree_model.names_changed.connect(self._refilter)
+        tree_state = self.session.tree          # the filter and grouping are shown as the session has them
+        tree_state.filter_changed.connect(self._follow_filter)
+        tree_state.regrouped.connect(self._follow_grouping)
         self.session.selection_changed.connect(self._render_selection)
         self.session.shown_changed.connect(self._render_shown)
         self.session.message.connect(self.status_message.emit)
@@ -334,19 +334,18 @@ class FileView(QWidget):
     def _apply_filter(self) -> None:
         self._filter_timer.stop()
         self.filter_switch.set_pattern(self.filter_edit.text())
-        self._show_matches()
 
-    def _refilter(self) -> None:
-        """Pending renames changed the names the tree shows (the session's filter matched them again)."""
-        if self.proxy.filters_with(self.proxy.pattern):
-            self._show_matches()
-
-    def _show_matches(self) -> None:
-        total = len(self.tensor_file.tensors)
-        self.match_label.setText(f"{self.proxy.match_count():,} / {total:,}" if self.proxy.pattern else "")
+    def _follow_filter(self, pattern: str) -> None:
+        """The session's filter matched (a new pattern, or pending renames changed the names shown)."""
+        if self.filter_edit.text() != pattern:      # set from elsewhere (a script, a test)
+            self.filter_edit.blockSignals(True)
+            self.filter_edit.setText(pattern)
+            self.filter_edit.blockSignals(False)
+        state = self.session.tree
+        self.match_label.setText(state.match_text())
         file_index = self.tree.model().index(0, 0)
         self.tree.expand(file_index)
-        if self.proxy.pattern and self.tree_model.grouped and self.proxy.match_count() <= EXPAND_MATCHES:
+        if state.expands_matches():
             self._expand_groups(file_index)
 
     def _expand_groups(self, parent: QModelIndex) -> None:
@@ -358,14 +357,20 @@ class FileView(QWidget):
                 self._expand_groups(child)
 
     def set_grouped(self, grouped: bool) -> None:
+        """Group by name prefix (or not), keeping the current tensor current."""
         if grouped == self.tree_model.grouped:
             return
         current = self.current_item()
-        self.tree_model.set_grouped(grouped)
-        self.group_button.setChecked(grouped)
-        self.tree.expand(self.tree.model().index(0, 0))
+        self.session.tree.set_grouped(grouped)
         tensor = current if isinstance(current, Tensor) else None
         self.select_item(tensor, scroll_hex=False)
+
+    def _follow_grouping(self, grouped: bool) -> None:
+        self.group_button.setChecked(grouped)
+        file_index = self.tree.model().index(0, 0)
+        self.tree.expand(file_index)
+        if self.session.tree.expands_matches():     # grouped under a filter: open the groups holding the matches
+            self._expand_groups(file_index)
 
     def restore_manifest_order(self) -> None:
         self.tree.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)

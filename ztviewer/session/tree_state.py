@@ -38,6 +38,13 @@ from .tree_nodes import (
 
 TreeItem = TensorFile | TensorGroup | Tensor | Component
 DigestUpdates = list[tuple[Tensor, str, DigestState]]
+AUTO_GROUP_TENSORS = 20_000     # files with more tensors open grouped by name prefix
+EXPAND_MATCHES = 200            # a filter leaving at most this many tensors has their groups expanded
+
+
+def opens_grouped(tensor_count: int) -> bool:
+    """Whether a file of ``tensor_count`` tensors opens grouped by name prefix (a flat list would be too long)."""
+    return tensor_count > AUTO_GROUP_TENSORS
 
 
 class TreeState:
@@ -256,6 +263,14 @@ class TreeState:
     def match_count(self) -> int:
         matches = self.filter.matches
         return len(self.tensors) if matches is None else len(matches)
+
+    def match_text(self) -> str:
+        """``12 / 35`` (tensors shown / in the file) while a pattern is typed, else nothing."""
+        return f"{self.match_count():,} / {len(self.tensors):,}" if self.filter.pattern else ""
+
+    def expands_matches(self) -> bool:
+        """Whether the groups holding the matches are shown expanded (few enough matches in a grouped tree)."""
+        return bool(self.filter.pattern) and self.grouped and self.match_count() <= EXPAND_MATCHES
 
     def accepts(self, node: int) -> bool:
         """Whether the filter shows a row: a matching tensor, a group holding one, the file, every component."""

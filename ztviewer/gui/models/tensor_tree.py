@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
@@ -44,8 +44,6 @@ class TensorTreeModel(QAbstractItemModel):
         session of its own when not given).
     """
 
-    names_changed = Signal()      # a pending rename (or its undo) changed a shown name; the filter matched again
-
     def __init__(self, tensor_file: TensorFile, grouped: bool = False, parent: QObject | None = None,
                  session: FileSession | None = None) -> None:
         super().__init__(parent)
@@ -62,7 +60,6 @@ class TensorTreeModel(QAbstractItemModel):
         state.reordered.connect(self._on_reordered)
         state.regrouping.connect(lambda _grouped: self.beginResetModel())
         state.regrouped.connect(lambda _grouped: self.endResetModel())
-        state.names_changed.connect(lambda _: self.names_changed.emit())
         state.edits_marked.connect(self._repaint_edited)
         state.problems_found.connect(self._repaint_problems)
         state.digest_rows_changed.connect(self._repaint_digests)
