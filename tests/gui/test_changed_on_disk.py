@@ -2,6 +2,8 @@
 refused (never SIGBUS), and Reload reads it again keeping the unsaved edits."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from PySide6.QtWidgets import QMessageBox
@@ -9,7 +11,7 @@ from PySide6.QtWidgets import QMessageBox
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.edit import SetFileAttribute
-from ztviewer.codec.source import SourceChanged
+from ztviewer.codec.source import REPLACED, SourceChanged
 
 ARRAYS = {"a": np.arange(1 << 16, dtype=np.float32), "b": np.arange(4, dtype=np.int64)}
 
@@ -57,3 +59,22 @@ def test_keep_showing_leaves_the_tab_alone(qtbot, window, tmp_path):
     keep = next(b for b in box.buttons() if b.text() == "Keep showing")
     keep.click()
     assert window.current_view() is view and window.disk_watch.box is None
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the file is replaced while open, which Windows refuses")
+def test_the_tabs_own_save_is_not_a_change_on_disk(qtbot, window, tmp_path):
+    """A save replaces the file by rename, which the watcher tells for another program's save; the tab's own save,
+    until the tab shows the saved file again, is not told."""
+    path = tmp_path / "m.zt"
+    save_arrays(path, ARRAYS, "zt")
+    view = open_in_window(qtbot, window, path)
+    window.disk_watch.timer.stop()                   # polled by hand below
+    reopened = []
+    window.opener.start_open = lambda *args, **kwargs: reopened.append(args[0])    # the tab keeps the old file
+    view.edit_session.edits.push(SetFileAttribute("note", "saved"))
+    window.editing.save_action.trigger()
+    window.disk_watch.poll()                         # while it writes
+    qtbot.waitUntil(lambda: reopened == [str(path)], timeout=15_000)
+    assert view.tensor_file.source.changed() == REPLACED     # what another program's save would have been told as
+    window.disk_watch.poll()
+    assert window.disk_watch.box is None and window.current_view() is view

@@ -1,6 +1,9 @@
 """View ▸ Generations…: the generations of a zTensor v2 file listed, and an earlier one opened read-only."""
 from __future__ import annotations
 
+import os
+import shutil
+
 import numpy as np
 import pytest
 
@@ -9,6 +12,7 @@ from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import open_file
 from ztviewer.codec.errors import HeaderError
 from ztviewer.codec.formats.zt_v2 import find_generations, open_generation
+from ztviewer.codec.source import SourceChanged
 
 
 def test_the_dialog_lists_every_generation_and_opens_an_earlier_one_read_only(qtbot, window, tmp_path):
@@ -92,27 +96,38 @@ def test_open_generation_refuses_an_offset_that_ends_no_generation(tmp_path):
         open_generation(str(path), ends[0] - 1)
 
 
-def test_reload_after_a_change_on_disk_reads_the_same_earlier_generation(qtbot, window, tmp_path):
-    """The disk watcher's Reload of a tab showing an earlier generation reads that generation again (as File ▸
-    Reload does, through the same reader), not the file as it is now."""
+def _second_generation_tab(qtbot, window, path):
+    """The file's tab closed, its generation 2 open alone (the only tab watched)."""
     window.editing.ask_unsaved = lambda view: "discard"
-    path = with_generations(tmp_path / "gen.zt")
     view = open_in_window(qtbot, window, path)
     dialog = window.opener.show_generations()
     dialog.table.setCurrentItem(dialog.table.topLevelItem(1))
     dialog._open()
     qtbot.waitUntil(lambda: window.generation_view(str(path), 2) is not None, timeout=10_000)
-    old = window.generation_view(str(path), 2)
+    window.close_tab(window.tabs.indexOf(view))
+    window.disk_watch.timer.stop()       # polled by hand below
+    return window.generation_view(str(path), 2)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Windows replaces no open file")
+def test_reload_after_a_change_on_disk_reads_the_same_earlier_generation(qtbot, window, tmp_path):
+    """An append leaves an earlier generation's tab alone; a file saved over it by rename is reported by the disk
+    watcher's polling, and its Reload reads that generation again (as File ▸ Reload does, through the same
+    reader), not the file as it is now."""
+    path = with_generations(tmp_path / "gen.zt")
+    old = _second_generation_tab(qtbot, window, path)
     second_end = old.tensor_file.size
-    window.close_tab(window.tabs.indexOf(view))          # the generation tab is the only one watched
 
     with ztensor().Writer(str(path), canonical=False, append=True) as w:    # another program appends a fourth
         w.add("c", np.arange(3, dtype=np.float64).tobytes(), [3], "f64")
-    # an earlier generation's bytes survive an append, so polling does not flag its tab (PrefixSource.changed):
-    # the watcher is asked as it asks itself for a changed file
-    window.disk_watch.offer_reload(old, "its size changed")
+    window.disk_watch.poll()
+    assert window.disk_watch.box is None            # the generation's bytes are all still there
+    copy = tmp_path / "saved.zt"                    # another program saves the file by rename
+    shutil.copyfile(path, copy)
+    os.replace(copy, path)
+    window.disk_watch.poll()
     box = window.disk_watch.box
-    assert box is not None and "changed on disk" in box.text()
+    assert box is not None and box.text() == "gen.zt changed on disk: it was replaced by another file."
     next(b for b in box.buttons() if b.text() == "Reload").click()
     qtbot.waitUntil(lambda: window.current_view() is not None and window.current_view() is not old, timeout=10_000)
 
@@ -124,3 +139,31 @@ def test_reload_after_a_change_on_disk_reads_the_same_earlier_generation(qtbot, 
     assert window.format_label.text() == "zTensor v2, generation 2 (read-only)"
     with open_file(path) as now:                        # the file itself did move on
         assert len(find_generations(now)) == 3 and "c" in [t.name for t in now.tensors]   # 3 before the 4th
+    window.disk_watch.poll()
+    assert window.disk_watch.box is None
+
+
+def test_a_truncation_below_an_earlier_generation_is_reported_and_reload_says_why(qtbot, window, tmp_path):
+    """Cut inside generation 2: polling flags its tab as it would the file's own, its data is refused (never
+    SIGBUS), and Reload says cleanly that the generation is gone, leaving the tab as it was."""
+    path = with_generations(tmp_path / "gen.zt")
+    old = _second_generation_tab(qtbot, window, path)
+    second_end = old.tensor_file.size
+    first_end = find_generations(old.tensor_file)[0].end
+    size = path.stat().st_size
+    with open(path, "r+b") as other:
+        other.truncate(second_end - 1)
+    window.disk_watch.poll()
+    box = window.disk_watch.box
+    assert box is not None
+    assert box.text() == f"gen.zt changed on disk: its size changed from {size:,} to {second_end - 1:,} bytes."
+    b = old.tensor_file.tensor("b").components["data"]
+    with pytest.raises(SourceChanged):
+        old.tensor_file.source.view(b.offset, b.length)
+    next(b for b in box.buttons() if b.text() == "Reload").click()
+    qtbot.waitUntil(lambda: window.last_error != "", timeout=10_000)
+    assert window.last_error.startswith(f"Could not open {path}: ")
+    assert f"no sound footer of an earlier generation ends at byte {second_end:,}" in window.last_error
+    assert window.current_view() is old and window.tabs.count() == 1    # the tab stays, as it was
+    with open_generation(str(path), first_end) as first:     # what is sound: generation 1, still whole
+        assert [t.name for t in first.tensors] == ["a"] and not list(first.all_problems())

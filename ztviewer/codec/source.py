@@ -57,11 +57,11 @@ def map_changed(mapped: object) -> str | None:
         return None
     source = record.source()
     if source is not None and source._file is not None:
-        return source.changed()
+        return source.bytes_changed()
     try:
         now = file_stamp(os.stat(record.path))
     except OSError:
-        return "it is gone"
+        return GONE
     return _difference(record.stamp, now)
 
 
@@ -85,12 +85,24 @@ def file_stamp(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_size, st.st_mtime_ns, st.st_ino
 
 
-def _difference(then: tuple[int, int, int], now: tuple[int, int, int]) -> str | None:
+def _difference(then: tuple[int, int, int], now: tuple[int, int, int], within: int | None = None) -> str | None:
+    """How a file stamped ``now`` differs from the one stamped ``then``, or ``None``. With ``within``, only the
+    file's first ``within`` bytes matter (an earlier generation of an appended file): it may grow and be touched
+    (an append), but it must stay the same file and keep those bytes."""
+    replaced = now[2] != then[2] and bool(now[2] and then[2])   # some file systems number no files
+    if within is not None:
+        if replaced:
+            return REPLACED
+        return None if now[0] >= within else f"its size changed from {then[0]:,} to {now[0]:,} bytes"
     if now == then:
         return None
     if now[0] != then[0]:
         return f"its size changed from {then[0]:,} to {now[0]:,} bytes"
-    return "it was rewritten (its modification time changed)"
+    return REPLACED if replaced else "it was rewritten (its modification time changed)"
+
+
+REPLACED = "it was replaced by another file"
+GONE = "it is gone"
 
 
 class Source:
@@ -133,8 +145,17 @@ class Source:
         return self
 
     def changed(self) -> str | None:
-        """How the open file differs from when it was opened (size, modification time, inode), or ``None``.
-        In-memory and closed sources never change."""
+        """How the file differs from when it was opened, or ``None``: its bytes (:meth:`bytes_changed`), else its
+        name (:meth:`path_changed`: replaced by another file, as a save by rename does, or removed). What the app
+        tells the user about and offers to reload. In-memory and closed sources never change."""
+        return self.bytes_changed() or self.path_changed()
+
+    def bytes_changed(self) -> str | None:
+        """How the open file differs from when it was opened (size, modification time), or ``None``: whether what
+        is read is still what the model describes (a file replaced or removed under its name is still whole)."""
+        return self._stamp_changed()
+
+    def _stamp_changed(self, within: int | None = None) -> str | None:
         file = self._file
         if file is None or self._released:
             return None
@@ -142,11 +163,25 @@ class Source:
             now = file_stamp(os.fstat(file.fileno()))
         except (OSError, ValueError):
             return None
-        return _difference(self._stamp, now)
+        return _difference(self._stamp, now, within)
+
+    def path_changed(self) -> str | None:
+        """Whether the path no longer names the open file: another file there (:data:`REPLACED`), none
+        (:data:`GONE`), or ``None`` (also when it cannot be told, and for in-memory and closed sources)."""
+        if self._file is None or self._released:
+            return None
+        try:
+            now = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return GONE
+        except OSError:
+            return None
+        then = self._stamp[2]
+        return REPLACED if then and now.st_ino and now.st_ino != then else None
 
     def require_unchanged(self) -> None:
-        """Raise :class:`SourceChanged` when the file is no longer the one the model was read from."""
-        why = self.changed()
+        """Raise :class:`SourceChanged` when the bytes read are no longer the ones the model was read from."""
+        why = self.bytes_changed()
         if why is not None:
             raise SourceChanged(f"{self.path} changed on disk since it was opened: {why}; reload it",
                                 rule="an open file must not change under the reader")
@@ -195,12 +230,14 @@ class Source:
         """A file-like reader of ``[offset, offset + length)`` by positional reads (for decompressors)."""
         return RangeReader(self.read_chunks(offset, length, 1 << 17, what, reuse=True, **where))
 
-    def _mapped(self) -> memoryview:
+    def _mapped(self, checked_by: Source | None = None) -> memoryview:
+        """The map of the whole file, made on first use once ``checked_by`` (default: this source; a prefix of it
+        checks only its own bytes) finds the file unchanged."""
         if self._buffer is None:
             self._reopen_released()
             if self._file is None:
                 raise ValueError(f"{self.path} is closed")
-            self.require_unchanged()  # a shorter file maps fewer bytes; pages past its end would be fatal
+            (checked_by or self).require_unchanged()  # a shorter file maps fewer bytes; pages past its end are fatal
             self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
             remember_map(self._map, self)
             self._buffer = memoryview(self._map)

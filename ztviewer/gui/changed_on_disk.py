@@ -2,7 +2,8 @@
 
 Another program may truncate or rewrite a file this window shows. The codec then refuses to read it
 (:class:`~ztviewer.codec.source.SourceChanged`, never SIGBUS), and this watcher, polling every open tab's file
-(``fstat``: size, modification time, inode), says so once per file and offers Reload. Reloading reads the file
+(:meth:`~ztviewer.codec.source.Source.changed`: size, modification time, and whether its path still names it),
+says so once per file and offers Reload. A tab's own save is not such a change. Reloading reads the file
 again and applies the tab's unsaved edits (the steps in effect) to the new document, so nothing typed is lost.
 """
 from __future__ import annotations
@@ -61,8 +62,9 @@ class DiskWatcher(QObject):
     def poll(self) -> None:
         for view in self.window.file_views():
             tf = view.tensor_file
-            if id(tf) in self._told:
-                continue
+            session = view.edit_session
+            if id(tf) in self._told or (session is not None and (session.saving or session.edits.wrote_its_file)):
+                continue     # told already, or the tab's own save is writing the file or has written it
             why = changed_on_disk(tf)
             if why is not None:
                 self._told.add(id(tf))

@@ -47,6 +47,7 @@ class EditSession:
         self._writable: bool | None = None
         self._doc: EditableDocument | None = None
         self.saving = False
+        self.wrote_its_file = False     # a save replaced the file read (the tab reopens it): later changes are its own
         self._steps: list[EditStep] = []
         self._index = 0                 # steps applied
         self._clean: int | None = 0     # the position that matches the file on disk (None: unreachable)

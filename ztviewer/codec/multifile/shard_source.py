@@ -94,8 +94,9 @@ class ShardSource(Source):
             os.close(fd)
 
     # -- the map -----------------------------------------------------------------------------------------
-    def _mapped(self) -> memoryview:
-        """The whole file's view, mapping it again if parked (call with the pool lock held)."""
+    def _mapped(self, checked_by: Source | None = None) -> memoryview:
+        """The whole file's view, mapping it again if parked (call with the pool lock held); a remap checks the
+        whole file (``checked_by`` is for prefixes of a source, which shards never have)."""
         if self._closed:
             raise ValueError(f"{self.path} is closed")
         if self._map is None:

@@ -91,6 +91,8 @@ class SaveFlow(QObject):
         def finished(result: SaveResult) -> None:
             ended()
             session.mark_clean()
+            if os.path.realpath(result.path) == os.path.realpath(view.tensor_file.path):
+                session.edits.wrote_its_file = True   # not a change on disk to tell about while the tab reopens
             message = saved_message(result)
             self.window.statusBar().showMessage(message, 10000)
             if replaced is not None:

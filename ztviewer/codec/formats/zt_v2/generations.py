@@ -158,8 +158,22 @@ class PrefixSource(Source):
         self._map = None
         self._buffer = None
 
-    def _mapped(self) -> memoryview:
-        return self._parent._mapped()
+    def _stamp_changed(self, within: int | None = None) -> str | None:
+        """The parent's file checked for what matters to a prefix: the same file, still at least as long (an
+        append after it changes nothing here)."""
+        return self._parent._stamp_changed(self.size if within is None else min(within, self.size))
+
+    def path_changed(self) -> str | None:
+        return self._parent.path_changed()
+
+    def view(self, offset: int, length: int, what: str = "range", **where: str | None) -> memoryview:
+        self.check_range(offset, length, what, **where)
+        if length:
+            self.require_unchanged()  # pages of the map past a truncated file's end would be fatal
+        return self._mapped()[offset:offset + length]
+
+    def _mapped(self, checked_by: Source | None = None) -> memoryview:
+        return self._parent._mapped(checked_by or self)
 
     def _pread(self, offset: int, length: int) -> bytes | None:
         return self._parent._pread(offset, length)
