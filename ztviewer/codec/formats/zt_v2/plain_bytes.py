@@ -7,20 +7,21 @@ definite lengths, no tags, the fixed keys in their canonical order, a registered
 syntax. What it cannot count is checked on the captured columns with C-level passes: each name is exactly as
 long as its head says and valid UTF-8, names strictly increase in deterministic order (so none repeats), the
 part map holds as many entries as it shows, each shape array as many dimensions as its head says, and the
-matches tile the map with no byte in between. Sizes, ranks and name rules are those of :mod:`.columns`.
+matches tile the map with no byte in between (each match starts where the last ended; a non-plain object ends
+the matching with one scan of the rest). Sizes and ranks are those of every plain path
+(:func:`~ztviewer.codec.plain_columns.plain_columns`), name rules those of :mod:`.columns`.
 Anything else answers ``None`` and the manifest goes through cbor2 and the schema (:func:`.reader.parse_manifest`),
 which says what is wrong; so this path only accepts manifests that path reads without a problem, into the
 same tensors (tests hold them together).
 """
 from __future__ import annotations
 
-import math
 import re
-from operator import itemgetter, lt, mul
+from operator import itemgetter, lt
 from typing import Any
 
 from ...cbor_tokens import INT, SHAPE, alternatives, integers, map_head, text, text_head, text_length
-from ...plain_columns import U64_MAX
+from ...plain_columns import plain_columns
 from ...tensor_table import TensorTable
 from .cbor_check import CborError, decode_strict
 from .fast import KINDS
@@ -110,19 +111,16 @@ def _table(heads: tuple[bytes, ...], names: tuple[bytes, ...], part_heads: tuple
     if "\0" in "".join(text):
         return None
     try:
-        shape_of = {token: tuple(decode_strict(token)) for token in set(shapes)}
+        shape_of = {token: decode_strict(token) for token in set(shapes)}
         kinds = list(map(_KIND_OF_TOKENS.__getitem__, zip(types, dtypes)))
     except (CborError, KeyError):  # a dimension count that disagrees; a logical type on another storage dtype
         return None
-    shape_column = list(map(shape_of.__getitem__, shapes))
-    counts = {shape: math.prod(shape) for shape in shape_of.values()}
-    if max(counts.values()) > U64_MAX:
-        return None
-    offset_column, length_column = integers(offsets), integers(lengths)
-    if list(map(mul, map(counts.__getitem__, shape_column), map(_width, kinds))) != length_column:
+    columns = plain_columns(list(map(shape_of.__getitem__, shapes)), map(_width, kinds), integers(offsets),
+                            integers(lengths))
+    if columns is None:
         return None
     digest_column: list[str | None] | None = None
     if digests.count(b"") != len(digests):
         digest_column = [token[1 if token[0] < 0x78 else 2:].decode() if token else None for token in digests]
-    return TensorTable(text, list(map(_canonical, kinds)), shape_column, offset_column, length_column,
-                       spelling="dense", digests=digest_column, stored=list(map(_stored, kinds)), decoded=True)
+    return TensorTable(text, list(map(_canonical, kinds)), *columns, spelling="dense", digests=digest_column,
+                       stored=list(map(_stored, kinds)), decoded=True)
