@@ -25,26 +25,30 @@ _LIST, _INT = {list}, {int}
 Columns = tuple[list[tuple[int, ...]], np.ndarray, np.ndarray]
 
 
-def plain_columns(shapes: list[Any], widths: Iterable[int], firsts: list[Any], seconds: list[Any], *,
+def plain_columns(shapes: list[Any], widths: Iterable[int], numbers: list[Any], *, pairs: bool = False,
                   spans: bool = False) -> Columns | None:
     """The shapes, offsets and byte lengths of dense entries when all of them are plain, else ``None``.
 
-    Plain: every shape is a list of at most :data:`MAX_RANK` dimensions; every dimension and every value of
-    ``firsts`` and ``seconds`` is an ``int`` (not a bool) in ``0..U64_MAX``; and each entry's element count
-    times its width (bytes per element) is its length. ``firsts`` are the offsets; the lengths are ``seconds``,
-    or with ``spans`` (``[begin, end]`` pairs) ``second - first``, which must not be negative. ``shapes`` must not
-    be empty. Range, rank and element count are worked out once per distinct shape (a manifest repeats a few).
+    ``numbers`` holds two numbers per entry: every entry's first, then every entry's second, or with ``pairs``
+    entry by entry (``[first, second, first, second, …]``, as flattened ``[offset, length]`` pairs). The firsts are
+    the offsets; the seconds are the lengths, or with ``spans`` (``[begin, end]``) the ends, not below the begins.
+    Plain: every shape is a list of at most :data:`MAX_RANK` dimensions; every dimension and every number is an
+    ``int`` (not a bool) in ``0..U64_MAX``; and each entry's element count times its width (bytes per element) is
+    its length. ``shapes`` must not be empty. Range, rank and element count are worked out once per distinct
+    shape (a manifest repeats a few).
     """
     if set(map(type, shapes)) != _LIST or not set(map(type, chain.from_iterable(shapes))) <= _INT:
         return None
-    numbers = [*firsts, *seconds]
-    if set(map(type, numbers)) != _INT:
+    if set(map(type, numbers)) != _INT or len(numbers) != 2 * len(shapes):
         return None
     try:
         positions = np.array(numbers, dtype=np.uint64)
     except OverflowError:  # negative, or past U64_MAX
         return None
-    offsets, lengths = positions[:len(firsts)], positions[len(firsts):]
+    if pairs:
+        offsets, lengths = positions[0::2].copy(), positions[1::2].copy()
+    else:
+        offsets, lengths = positions[:len(shapes)], positions[len(shapes):]
     if spans:
         if (lengths < offsets).any():
             return None

@@ -56,7 +56,7 @@ def _table(entries: dict[Any, Any], start: int, objects: bool) -> TensorTable | 
     except (KeyError, TypeError):  # a key missing, a role other than data, an unknown or unhashable dtype
         return None
     names = list(entries)
-    columns = None if set(map(type, names)) != _STR else plain_columns(shapes, itemsizes, offsets, lengths)
+    columns = None if set(map(type, names)) != _STR else plain_columns(shapes, itemsizes, offsets + lengths)
     if columns is None:
         return None
     dtypes = list(map(ZT_SHORT_TO_CANONICAL.__getitem__, raw_dtypes)) if objects else raw_dtypes

@@ -92,5 +92,5 @@ def _table(heads: tuple[bytes, ...], names: tuple[bytes, ...], dtypes: tuple[byt
     dtype_of = {token: canonical[token[1:].decode()] for token in set(dtypes)}
     dtype_column = list(map(dtype_of.__getitem__, dtypes))
     widths = list(map({d: DTYPES[d].itemsize for d in set(dtype_column)}.__getitem__, dtype_column))
-    columns = plain_columns(list(map(shape_of.__getitem__, shapes)), widths, integers(offsets), integers(lengths))
+    columns = plain_columns(list(map(shape_of.__getitem__, shapes)), widths, integers(offsets + lengths))
     return None if columns is None else TensorTable(text, dtype_column, *columns, 0, 0, spelling="dense")

@@ -96,7 +96,7 @@ def check_entries(groups: list[dict[str, Any]], counts: list[int], buffer_lens: 
     if set(map(type, offsets)) != {list} or set(map(len, offsets)) != {2}:
         return None
     bounds = list(_flatten(offsets))
-    columns = plain_columns(shapes, map(ITEMSIZE.__getitem__, dtypes), bounds[0::2], bounds[1::2], spans=True)
+    columns = plain_columns(shapes, map(ITEMSIZE.__getitem__, dtypes), bounds, pairs=True, spans=True)
     if columns is None:
         return None
     tuples, begins, lengths = columns

@@ -58,9 +58,7 @@ def objects_table(objects: dict[Any, Any]) -> TensorTable | None:
     shapes = list(map(_shape, values))
     if set(map(type, blobs)) != _LIST or set(map(len, blobs)) != _TWO:
         return None
-    numbers = list(chain.from_iterable(blobs))
-    offsets, lengths = numbers[0::2], numbers[1::2]
-    columns = plain_columns(shapes, map(_width, kinds), offsets, lengths)
+    columns = plain_columns(shapes, map(_width, kinds), list(chain.from_iterable(blobs)), pairs=True)
     if columns is None:
         return None
     return TensorTable(names, list(map(_canonical, kinds)), *columns, spelling="dense",

@@ -115,8 +115,8 @@ def _table(heads: tuple[bytes, ...], names: tuple[bytes, ...], part_heads: tuple
         kinds = list(map(_KIND_OF_TOKENS.__getitem__, zip(types, dtypes)))
     except (CborError, KeyError):  # a dimension count that disagrees; a logical type on another storage dtype
         return None
-    columns = plain_columns(list(map(shape_of.__getitem__, shapes)), map(_width, kinds), integers(offsets),
-                            integers(lengths))
+    columns = plain_columns(list(map(shape_of.__getitem__, shapes)), map(_width, kinds),
+                            integers(offsets + lengths))
     if columns is None:
         return None
     digest_column: list[str | None] | None = None
