@@ -1,13 +1,14 @@
 """Full verification of an opened file: structure (from the reader), decoding of every tensor, digests."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from . import digest as digests
 from .decode import CancelCheck, expected_length, iter_decoded, per_file_budget
 from .errors import CodecError, FileDecodeBudgetSpent, UnsupportedLayout
 from .model import Component, Problem, Tensor, TensorFile, error, warning
+from .tensor_table import transient_slice
 
 
 @dataclass
@@ -56,7 +57,7 @@ def check_file(
     decoded: set[tuple[int, int, int, str, int | None]] = set()  # blobs already decoded (aliases, duplicates)
     skipped = 0
     with per_file_budget():
-        for tensor in tf.tensors:
+        for tensor in _walk(tf.tensors):
             if tensor.has_errors:
                 continue
             if progress is not None:
@@ -81,6 +82,13 @@ def check_file(
                 continue
             _verify_digests(tf, tensor, report, cancelled)
     return report
+
+
+def _walk(tensors: Sequence[Tensor], batch: int = 2000) -> Iterator[Tensor]:
+    """Every tensor in order, a lazy table's unbuilt ones built for the walk only (a million-tensor check does not
+    keep a million tensors)."""
+    for start in range(0, len(tensors), batch):
+        yield from transient_slice(tensors, start, start + batch)
 
 
 def _decode_once(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None,
