@@ -54,3 +54,5 @@ def test_a_view_survives_its_file_being_truncated(tmp_path, view):
         assert "READOUT [0, 5, 6]: " in out and "changed on disk since it was opened" in out
     if view in ("values", "hex"):
         assert "COPIED \n" in out                     # nothing copied rather than bytes or cells that are gone
+    if view == "hex":
+        assert "INSPECTOR ''" in out                  # the data inspector shows no value past the new end
