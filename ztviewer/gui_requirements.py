@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes.util
 import os
+import platform
 import re
 import struct
 import subprocess
@@ -86,7 +87,7 @@ def cached_library_finder() -> Callable[[str], str | None]:
     ``find_library`` runs it again on every call (~3 ms each, 16 names on an X11 desktop). Where ``ldconfig``
     cannot be run, ``find_library`` itself."""
     bits = "-64" if struct.calcsize("l") == 8 else "-32"
-    machine = os.uname().machine if hasattr(os, "uname") else ""
+    machine = platform.machine()
     abi = "(" + _ABI.get(machine + bits, "libc6")
     try:
         listing = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, check=True, timeout=10,
