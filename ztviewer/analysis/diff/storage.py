@@ -35,6 +35,9 @@ def _joined(values: list[str]) -> str:
 def storage_changes(a: Tensor, b: Tensor) -> list[str]:
     """What differs in how ``a`` and ``b`` are described and stored, one phrase each (``"dtype float32 →
     bfloat16"``); empty when nothing does."""
+    if same_description(a, b) and all(_digest_kind(c) == _digest_kind(b.components[role])
+                                      for role, c in a.components.items()):
+        return []   # the common case, in one pass: nothing below could differ
     changes = []
     if a.dtype != b.dtype:
         changes.append(f"dtype {a.dtype} → {b.dtype}")
