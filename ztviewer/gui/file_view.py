@@ -7,11 +7,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
-    QSplitter,
     QToolButton,
     QTreeView,
     QVBoxLayout,
@@ -23,19 +20,18 @@ from ztviewer.session.file_layout import FileLayout, Segment
 from ztviewer.session.file_session import FileSession, ShownBytes
 from ztviewer.session.properties import Prop
 from ztviewer.session.selection import Selection
-from ztviewer.session.tree_nodes import NodeKind, TensorGroup
+from ztviewer.session.tree_nodes import NodeKind
 from ztviewer.session.tree_state import TreeItem, opens_grouped
 from ztviewer.workers.tasks import CheckFileTask, OpenedFile, VerifyDigestsTask
 
-from .check_controller import CheckController
+from .file_checks import FileChecks
+from .file_panels import bytes_side, configure_tree, size_split, split, tree_side
 from .inspect_tab import add_inspect_tab
 from .models.filter_switch import FilterSwitch
 from .models.problems_model import ProblemsModel
 from .models.tensor_tree import TensorTreeModel, TreeRole
 from .models.tree_proxy import TensorFilterProxy
-from .task_controller import TaskSlot
 from .tree_columns import TreeColumns
-from .verify_controller import VerifyController
 from .views.decoded_bytes import DecodedBytes
 from .views.file_map import FileMap
 from .views.hex_view import HexView
@@ -78,12 +74,9 @@ class FileView(QWidget):
         self.tree_editing: TreeEditing | None = None
         self.save_progress: QWidget | None = None        # the strip of a save running from this tab
         self._build_widgets()
-        self.tasks = TaskSlot()              # Check File or Verify: one at a time
-        self.verifier = VerifyController(self.session, self.problems_model, self.verify_bar, self.tasks, pool, self)
-        self.verifier.message.connect(self.status_message)
-        self.checker = CheckController(self.tensor_file, self.report_problems, self.verify_bar, self.tasks, pool,
-                                       self)
-        self.checker.message.connect(self.status_message)
+        self.checks = FileChecks(self.session, self.problems_model, self.tree_model, self.verify_bar,
+                                 self.status_message.emit, pool, self)
+        self.tasks, self.verifier, self.checker = self.checks.tasks, self.checks.verifier, self.checks.checker
         tree_state = self.session.tree          # the filter and grouping are shown as the session has them
         tree_state.filter_changed.connect(self._follow_filter)
         tree_state.regrouped.connect(self._follow_grouping)
@@ -114,14 +107,7 @@ class FileView(QWidget):
         self.tree = QTreeView()
         self.tree.setObjectName("tensorTree")
         self.filter_switch = FilterSwitch(self.tree, self.tree_model, self.proxy, self._on_current_changed)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setIndentation(self.tree.fontMetrics().averageCharWidth() * 2)
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.tree.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.tree.setSortingEnabled(True)
+        configure_tree(self.tree)
         self.columns = TreeColumns(self.tree)
 
         self.hex_view = HexView()
@@ -132,29 +118,11 @@ class FileView(QWidget):
         self.hex_view.byte_activated.connect(self.select_owner_of)
         self.file_map.segment_clicked.connect(self._on_segment_clicked)
 
-        filter_row = QHBoxLayout()
-        filter_row.setContentsMargins(0, 0, 0, 0)
-        filter_row.addWidget(self.filter_edit, 1)
-        filter_row.addWidget(self.match_label)
-        filter_row.addWidget(self.group_button)
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addLayout(filter_row)
-        left_layout.addWidget(self.tree)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.setSpacing(2)
-        right_layout.addWidget(self.file_map)
+        left = tree_side(self.filter_edit, [self.match_label, self.group_button], self.tree)
+        right, right_layout = bytes_side(self.file_map)
         self.decoded_bytes = DecodedBytes(self, self._pool)  # the hex view; a "Decoded" switch for compressed parts
         self.inspect, self.inspect_tabs = add_inspect_tab(self, right_layout, self.decoded_bytes)  # Bytes | Inspect
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 0)
-        self.splitter.setChildrenCollapsible(False)
+        self.splitter = split(left, right)
         self._sized = False
         self.main_layout = QVBoxLayout(self)
         self.main_layout.setContentsMargins(4, 4, 4, 4)
@@ -165,9 +133,7 @@ class FileView(QWidget):
         super().showEvent(event)
         if not self._sized:       # the hex view gets its natural width unless the tree's important columns need it
             self._sized = True
-            total = sum(self.splitter.sizes())
-            hex_width = min(self.hex_view.sizeHint().width(), max(total // 2, total - self.columns.least_width()))
-            self.splitter.setSizes([total - hex_width, hex_width])
+            size_split(self.splitter, self.hex_view.sizeHint().width(), self.columns.least_width())
             self.columns.fit()
 
     # -- selection -------------------------------------------------------------------------------------------
@@ -401,44 +367,23 @@ class FileView(QWidget):
 
     # -- verification ----------------------------------------------------------------------------------------
     def report_problems(self, problems: list[Problem]) -> None:
-        """Problems found after opening (a view's decode, Check File): listed in Problems, marked in the tree; the
-        first new one is said in the status bar."""
-        new = self.problems_model.add_problems(problems)
-        self.tree_model.add_found_problems(new)
-        if new and not self.checker.running:
-            self.status_message.emit(f"Problem found: {new[0].describe()}")
+        """Problems found after opening (a view's decode, Check File): see :meth:`.FileChecks.report_problems`."""
+        self.checks.report_problems(problems)
 
     def check_file(self) -> CheckFileTask | None:
         """Check File: structure, decode every tensor, verify every digest (on a worker); returns the task."""
-        return self.checker.start()
+        return self.checks.check_file()
 
     def verify(self, selection_only: bool = False) -> VerifyDigestsTask | None:
         """Verify every recorded digest, or those of the selected rows; returns the task (or None)."""
-        from ztviewer.codec.digest import components_with_digests
-
         if not selection_only:
-            return self.verifier.start(components_with_digests(self.tensor_file))
-        pairs: dict[tuple[int, str], tuple[Tensor, Component]] = {}
-        for index in self.tree.selectionModel().selectedRows(0):
-            source = self.to_source(index)
-            item = self.tree_model.item(source)
-            if isinstance(item, TensorFile):
-                return self.verifier.start(components_with_digests(self.tensor_file))
-            if isinstance(item, Component):
-                if (tensor := self.tree_model.tensor_of(source)) is not None:
-                    pairs[(id(tensor), item.role)] = (tensor, item)
-                continue
-            if isinstance(item, TensorGroup):
-                tensors = [self.tensor_file.tensors[p] for p in item.members]
-            else:
-                tensors = [item] if item is not None else []
-            pairs.update(((id(t), c.role), (t, c)) for t in tensors for c in t.components.values())
-        return self.verifier.start([(t, c) for t, c in pairs.values() if c.digest is not None])
+            return self.checks.verify()
+        sources = [self.to_source(index) for index in self.tree.selectionModel().selectedRows(0)]
+        return self.checks.verify((self.tree_model.item(s), self.tree_model.tensor_of(s)) for s in sources)
 
     def shutdown(self) -> None:
         """Stop background work and release the file (the tab is closing)."""
-        self.verifier.shutdown()
-        self.checker.shutdown()
+        self.checks.shutdown()
         self.inspect.shutdown()
         self.decoded_bytes.find_bar.shutdown()
         self.hex_view.set_source(None)
