@@ -134,7 +134,7 @@ def test_kernel_copy_and_fallbacks_give_the_same_bytes(src, monkeypatch, broken)
 def test_misaligned_copies_splice_through_a_pipe(tmp_path, monkeypatch, broken):
     """safetensors → zt moves data to other offsets modulo the page size: os.splice, then the fallbacks."""
     source = tmp_path / "in.safetensors"
-    arrays = {f"t{i}": np.arange(1000 * (i + 1), dtype=np.float32) + i for i in range(3)}
+    arrays = {f"t{i}": np.arange(20_000 * (i + 1), dtype=np.float32) + i for i in range(3)}  # ≥ SMALL each
     save_arrays(source, arrays, to="safetensors")
     calls = _instrument(monkeypatch, broken)
     from ztviewer.codec.convert import convert
@@ -145,6 +145,25 @@ def test_misaligned_copies_splice_through_a_pipe(tmp_path, monkeypatch, broken):
             np.testing.assert_array_equal(dense_array(tf, tf.tensor(name)), array)
     assert calls["splice"] >= 1
     assert (calls["copy_file_range"] >= 1) == ("splice" in broken)
+
+
+def test_small_blobs_are_gathered_into_few_writes(tmp_path, monkeypatch):
+    """2,000 small tensors converted: their bytes go out in a few large writes, never one copy per tensor."""
+    source = tmp_path / "many.safetensors"
+    arrays = {f"t{i}": np.full(3, i, dtype=np.float32) for i in range(2000)}
+    save_arrays(source, arrays, to="safetensors")
+    calls = _instrument(monkeypatch, ())
+    writes = []
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: writes.append(len(data)) or real_write(fd, data))
+    from ztviewer.codec.convert import convert
+
+    convert(source, tmp_path / "out.zt")
+    assert calls == dict.fromkeys(KERNEL_CALLS, 0)
+    assert 0 < len(writes) <= 4
+    with open_file(tmp_path / "out.zt") as tf:
+        assert len(tf.tensors) == 2000
+        np.testing.assert_array_equal(dense_array(tf, tf.tensor("t1999")), arrays["t1999"])
 
 
 def test_digests_are_kept_for_untouched_blobs_and_recomputed_for_changed_ones(tmp_path):

@@ -109,6 +109,7 @@ def atomic_write(path: str | os.PathLike[str], produce: Callable[[Output], None]
             out = Output(fd, progress, cancelled)
             produce(out)
             out.check_cancel()
+            out.flush()
             os.fsync(fd)
             size = out.pos
         finally:

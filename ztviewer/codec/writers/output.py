@@ -6,6 +6,10 @@ output offsets agree modulo the page size, ``os.splice`` through a pipe when the
 falling back to ``os.sendfile`` and then to chunked writes from the source's memory map. Each call is used only
 where the system has it (:mod:`..portable`); elsewhere (Windows, macOS) every copy goes through the map.
 Copies run in chunks so a cancel request is seen within one chunk.
+
+Small writes and small copies (under :data:`SMALL`) are gathered in memory and written together (at most
+:data:`GATHER` bytes at a time): a file of many small tensors costs a few large writes, not several system calls
+per tensor. :meth:`Output.flush` writes what is gathered; writers flush when they close.
 """
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ COPY_CHUNK = 64 << 20
 WRITE_CHUNK = 8 << 20
 PAGE = 4096
 PIPE_SIZE = 1 << 20
+SMALL = 64 << 10
+GATHER = 1 << 20
 
 ProgressCallback = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
@@ -56,6 +62,7 @@ class Output:
         self._kernel_copy = portable.has_kernel_copy()
         self._sendfile = portable.has_sendfile()
         self._splice_ok = portable.has_splice()
+        self._gathered = bytearray()
 
     def expect(self, total: int) -> None:
         self.total = total
@@ -73,12 +80,40 @@ class Output:
     def write(self, data: bytes | bytearray | memoryview, work: int | None = None) -> None:
         """Write all of ``data``; ``work`` is the progress it accounts for (default: its length)."""
         view = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
-        for start in range(0, len(view), WRITE_CHUNK):
-            self.check_cancel()
-            self._write_all(view[start:start + WRITE_CHUNK])
+        if len(view) < SMALL:
+            self._gather(view)
+        else:
+            self.flush()
+            for start in range(0, len(view), WRITE_CHUNK):
+                self.check_cancel()
+                self._write_all(view[start:start + WRITE_CHUNK])
         self.report(len(view) if work is None else work)
 
+    def _gather(self, data: memoryview) -> None:
+        self._gathered += data
+        self.pos += len(data)
+        if len(self._gathered) >= GATHER:
+            self.check_cancel()
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the gathered small writes; afterwards the descriptor's position is :attr:`pos`."""
+        if self._gathered:
+            part = memoryview(self._gathered)
+            while part:
+                part = part[os.write(self.fd, part):]
+            part.release()
+            self._gathered.clear()
+
+    def truncate(self, position: int) -> None:
+        """Cut the output back to ``position`` (at most :attr:`pos`) and continue writing there."""
+        self.flush()
+        os.ftruncate(self.fd, position)
+        os.lseek(self.fd, position, os.SEEK_SET)
+        self.pos = position
+
     def _write_all(self, part: memoryview) -> None:
+        """Write ``part`` directly (nothing may be gathered: :meth:`flush` first)."""
         while part:
             n = os.write(self.fd, part)
             self.pos += n
@@ -95,6 +130,11 @@ class Output:
         source.check_range(offset, length, "copied range")
         if not length:
             return
+        if length < SMALL:
+            self._gather(source.view(offset, length))
+            self.report(length)
+            return
+        self.flush()
         fd = source.fileno()
         # our own descriptor: a shard source may close (park) its file while we copy
         src_fd = os.dup(fd) if fd is not None and (self._kernel_copy or self._sendfile) else None
@@ -197,6 +237,7 @@ class WriteBehind:
         self._thread = threading.Thread(target=self._run, name="ztviewer-write-behind", daemon=True)
 
     def __enter__(self) -> WriteBehind:
+        self.out.flush()
         self._thread.start()
         return self
 

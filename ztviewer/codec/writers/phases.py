@@ -53,6 +53,8 @@ class PhasedWriter:
                 rule="writer phases run EMPTY → HEADER → BLOBS → MANIFEST → CLOSED")
 
     def _advance(self, phase: Phase) -> None:
+        if phase is Phase.CLOSED:
+            self.out.flush()
         self.phase = phase
 
     def _expect_all_written(self, written: Callable[[PlannedTensor, str], bool], noun: str) -> None:

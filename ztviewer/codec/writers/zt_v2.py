@@ -16,7 +16,6 @@ CLOSED.
 from __future__ import annotations
 
 import hashlib
-import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -236,9 +235,7 @@ class ZtV2Writer(PhasedWriter):
         ``before``)."""
         for blob in self._blobs.get(key, ()):
             if same_content(blob.data, data, self.out):
-                os.ftruncate(self.out.fd, before)
-                os.lseek(self.out.fd, before, os.SEEK_SET)
-                self.out.pos = before
+                self.out.truncate(before)
                 return blob
         return None
 
