@@ -30,9 +30,9 @@ def opened(tmp_path):
     second.close()
 
 
-def _append(path) -> None:
+def _append(path, name: str = "c") -> None:
     with ztensor.Writer(str(path), canonical=False, append=True) as w:
-        w.add("c", np.arange(3, dtype=np.float64).tobytes(), [3], "f64")
+        w.add(name, np.arange(3, dtype=np.float64).tobytes(), [3], "f64")
 
 
 def test_an_append_leaves_the_earlier_generation_unchanged(opened):
@@ -93,3 +93,26 @@ def test_in_memory_and_closed_sources_never_change(tmp_path):
     source.close()
     path.write_bytes(b"ab")
     assert source.changed() is None
+
+
+def test_mapped_arrays_of_an_earlier_generation_outlive_an_append_not_a_truncation(tmp_path):
+    """A generation opened alone owns its file: the arrays it hands out as views of the map are checked against
+    its prefix (mapped_pages.require_unchanged), so an append leaves them readable and a cut below its end not."""
+    from ztviewer.codec.dense import to_dense
+    from ztviewer.codec.mapped_pages import map_of, require_unchanged
+
+    path = tmp_path / "big.zt"
+    with ztensor.Writer(str(path), canonical=False) as w:
+        w.add("big", np.arange(1 << 20, dtype=np.float32).tobytes(), [1 << 20], "f32")
+    _append(path)
+    with open_file(path) as tf:
+        end = find_generations(tf)[0].end
+    with open_generation(str(path), end) as first:
+        array = to_dense(first, first.tensor("big"), mapped=True)
+        assert map_of(array) is not None
+        _append(path, "d")
+        require_unchanged(array)
+        assert array[(1 << 20) - 1] == (1 << 20) - 1
+        os.truncate(path, end - 1)
+        with pytest.raises(SourceChanged, match=f"its size changed from .* to {end - 1:,} bytes"):
+            require_unchanged(array)

@@ -19,10 +19,11 @@ PREAD_LIMIT = 16 << 20  # larger reads go through the map
 class _MapRecord:
     """What is known of a map's file: its :class:`Source` (held weakly), its path and its stamp when mapped."""
 
-    __slots__ = ("path", "source", "stamp")
+    __slots__ = ("path", "source", "stamp", "within")
 
     def __init__(self, source: Source) -> None:
         self.source, self.path, self.stamp = weakref.ref(source), source.path, source._stamp
+        self.within = source._within
 
 
 _SOURCES_OF_MAPS: weakref.WeakKeyDictionary[mmap.mmap, _MapRecord] = weakref.WeakKeyDictionary()
@@ -62,7 +63,7 @@ def map_changed(mapped: object) -> str | None:
         now = file_stamp(os.stat(record.path))
     except OSError:
         return GONE
-    return _difference(record.stamp, now)
+    return _difference(record.stamp, now, record.within)
 
 
 def require_map_unchanged(mapped: object) -> None:
@@ -116,6 +117,7 @@ class Source:
     """
 
     _released = False
+    _within: int | None = None  # only the first bytes matter (read for an earlier generation alone): see PrefixSource
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -153,7 +155,7 @@ class Source:
     def bytes_changed(self) -> str | None:
         """How the open file differs from when it was opened (size, modification time), or ``None``: whether what
         is read is still what the model describes (a file replaced or removed under its name is still whole)."""
-        return self._stamp_changed()
+        return self._stamp_changed(self._within)
 
     def _stamp_changed(self, within: int | None = None) -> str | None:
         file = self._file

@@ -147,13 +147,16 @@ def _describe(source: Source, footer: Footer) -> tuple[Generation, list[int]]:
 
 class PrefixSource(Source):
     """The first ``size`` bytes of an open source, sharing its file and map. Closing it closes the parent only
-    when it ``owns_parent``."""
+    when it ``owns_parent``; such a parent is read for this prefix alone, so the views of its map too are told
+    changed only when the prefix is (an append after it changes nothing)."""
 
     def __init__(self, parent: Source, size: int, owns_parent: bool = False) -> None:
         self.path = parent.path
         self.size = min(size, parent.size)
         self._parent = parent
         self._owns_parent = owns_parent
+        if owns_parent:     # its maps are handed out for this prefix only: an append after it leaves them sound
+            parent._within = self.size
         self._file = None
         self._map = None
         self._buffer = None
