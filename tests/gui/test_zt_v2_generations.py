@@ -128,6 +128,8 @@ def test_reload_after_a_change_on_disk_reads_the_same_earlier_generation(qtbot, 
     window.disk_watch.poll()
     box = window.disk_watch.box
     assert box is not None and box.text() == "gen.zt changed on disk: it was replaced by another file."
+    assert box.informativeText() == ("What is shown is the file as it was when opened; it can still be read. "
+                                     "Reload reads it again.")
     next(b for b in box.buttons() if b.text() == "Reload").click()
     qtbot.waitUntil(lambda: window.current_view() is not None and window.current_view() is not old, timeout=10_000)
 
@@ -157,6 +159,7 @@ def test_a_truncation_below_an_earlier_generation_is_reported_and_reload_says_wh
     box = window.disk_watch.box
     assert box is not None
     assert box.text() == f"gen.zt changed on disk: its size changed from {size:,} to {second_end - 1:,} bytes."
+    assert box.informativeText().startswith("What is shown no longer matches the file, and reading it stops")
     b = old.tensor_file.tensor("b").components["data"]
     with pytest.raises(SourceChanged):
         old.tensor_file.source.view(b.offset, b.length)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QAbstractButton, QMessageBox
 
 from ztviewer.codec import TensorFile
 from ztviewer.codec.errors import CodecError
+from ztviewer.codec.source import GONE, REPLACED
 from ztviewer.session.formatting import plural
 
 from .window_host import WindowHost
@@ -77,7 +78,10 @@ class DiskWatcher(QObject):
         self.window.statusBar().showMessage(f"{path} changed on disk: {why}", 0)
         box = QMessageBox(QMessageBox.Icon.Warning, "File changed on disk",
                           f"{os.path.basename(path)} changed on disk: {why}.", parent=self.window.window())
-        box.setInformativeText("What is shown no longer matches the file, and reading it stops with an error. "
+        still_read = why in (REPLACED, GONE)      # the open file is whole, only no longer the one at its path
+        box.setInformativeText(("What is shown is the file as it was when opened; it can still be read. "
+                                if still_read else
+                                "What is shown no longer matches the file, and reading it stops with an error. ")
                                + ("Reload reads it again and applies your unsaved edits to it."
                                   if edits else "Reload reads it again."))
         reload = box.addButton("Reload", QMessageBox.ButtonRole.AcceptRole)
