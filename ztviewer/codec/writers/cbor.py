@@ -56,7 +56,54 @@ def _float(value: float) -> bytes:
     return b"\xfb" + struct.pack(">d", value)
 
 
-def _encode(value: Any, out: bytearray, path: str, deterministic: bool = False) -> None:
+#: where a value sits, for error messages: a name, or (parent, "." or "[" or "<", key) spelled out only when a
+#: value is refused
+Path = str | tuple[Any, str, Any]
+_SPELLING = {".": ".{}", "[": "[{}]", "<": "<tag {}>"}
+
+
+def _text(path: Path) -> str:
+    suffixes: list[str] = []
+    while isinstance(path, tuple):
+        path, kind, key = path
+        suffixes.append(_SPELLING[kind].format(key))
+    return path + "".join(reversed(suffixes))
+
+
+def _encode(value: Any, out: bytearray, path: Path, deterministic: bool = False) -> None:
+    kind = type(value)  # exact types first: a header is mostly text, small integers, lists and maps
+    if kind is str:
+        _encode_text(value, out, path)
+    elif kind is int and 0 <= value < 24:
+        out.append(value)
+    elif kind is list or kind is tuple:
+        out += _head(4, len(value))
+        for i, item in enumerate(value):
+            _encode(item, out, (path, "[", i), deterministic)
+    elif kind is dict and not deterministic:
+        out += _head(5, len(value))
+        for key, item in value.items():
+            _encode(key, out, path)
+            _encode(item, out, (path, ".", key))
+    else:
+        _encode_other(value, out, path, deterministic)
+
+
+def _encode_text(value: str, out: bytearray, path: Path) -> None:
+    try:
+        data = value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise EditRefused(f"{_text(path)}: text {value_text(value, 60)} is not valid Unicode (a lone surrogate)",
+                          rule="CBOR text strings are UTF-8; rename or retype it") from None
+    size = len(data)
+    if size < 24:
+        out.append(0x60 | size)
+    else:
+        out += _head(3, size)
+    out += data
+
+
+def _encode_other(value: Any, out: bytearray, path: Path, deterministic: bool) -> None:
     if value is None:
         out += b"\xf6"
     elif value is True:
@@ -66,24 +113,18 @@ def _encode(value: Any, out: bytearray, path: str, deterministic: bool = False) 
     elif isinstance(value, int):
         if value >= 0:
             if value > U64_MAX:
-                raise EditRefused(f"{path}: integer {value} does not fit CBOR's 64-bit integers",
+                raise EditRefused(f"{_text(path)}: integer {value} does not fit CBOR's 64-bit integers",
                                   rule="CBOR integers are at most 64 bits; store it as a string")
             out += _head(0, value)
         else:
             if -1 - value > U64_MAX:
-                raise EditRefused(f"{path}: integer {value} does not fit CBOR's 64-bit integers",
+                raise EditRefused(f"{_text(path)}: integer {value} does not fit CBOR's 64-bit integers",
                                   rule="CBOR integers are at most 64 bits; store it as a string")
             out += _head(1, -1 - value)
     elif isinstance(value, float):
         out += _float(value)
     elif isinstance(value, str):
-        try:
-            data = value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise EditRefused(f"{path}: text {value_text(value, 60)} is not valid Unicode (a lone surrogate)",
-                              rule="CBOR text strings are UTF-8; rename or retype it") from None
-        out += _head(3, len(data))
-        out += data
+        _encode_text(value, out, path)
     elif isinstance(value, (bytes, bytearray, memoryview)):
         data = bytes(value)
         out += _head(2, len(data))
@@ -91,35 +132,35 @@ def _encode(value: Any, out: bytearray, path: str, deterministic: bool = False) 
     elif deterministic and isinstance(value, dict):
         _encode_sorted_map(value, out, path)
     elif deterministic and isinstance(value, CBORTag):
-        raise EditRefused(f"{path}: CBOR tags are not allowed here (tag {value.tag})",
+        raise EditRefused(f"{_text(path)}: CBOR tags are not allowed here (tag {value.tag})",
                           rule="zTensor v2 manifests use no CBOR tags")
     elif isinstance(value, IndefiniteMap):
         out += b"\xbf"
         for key, item in value.items():
             _encode(key, out, path)
-            _encode(item, out, f"{path}.{key}")
+            _encode(item, out, (path, ".", key))
         out += b"\xff"
     elif isinstance(value, dict):
         out += _head(5, len(value))
         for key, item in value.items():
             _encode(key, out, path)
-            _encode(item, out, f"{path}.{key}")
+            _encode(item, out, (path, ".", key))
     elif isinstance(value, (list, tuple)):
         out += _head(4, len(value))
         for i, item in enumerate(value):
-            _encode(item, out, f"{path}[{i}]", deterministic)
+            _encode(item, out, (path, "[", i), deterministic)
     elif isinstance(value, HugeInt):
-        raise EditRefused(f"{path}: integer {value} does not fit CBOR's 64-bit integers",
+        raise EditRefused(f"{_text(path)}: integer {value} does not fit CBOR's 64-bit integers",
                           rule="CBOR integers are at most 64 bits; store it as a string")
     elif isinstance(value, CBORTag):
         out += _head(6, value.tag)
-        _encode(value.value, out, f"{path}<tag {value.tag}>")
+        _encode(value.value, out, (path, "<", value.tag))
     else:
-        raise EditRefused(f"{path}: a {type(value).__name__} value cannot be stored in CBOR",
+        raise EditRefused(f"{_text(path)}: a {type(value).__name__} value cannot be stored in CBOR",
                           rule="CBOR values: null, bool, int, float, string, bytes, list, map")
 
 
-def _encode_sorted_map(value: dict[Any, Any], out: bytearray, path: str) -> None:
+def _encode_sorted_map(value: dict[Any, Any], out: bytearray, path: Path) -> None:
     entries: list[tuple[bytes, Any, Any]] = []
     for key, item in value.items():
         buffer = bytearray()
@@ -130,11 +171,11 @@ def _encode_sorted_map(value: dict[Any, Any], out: bytearray, path: str) -> None
     previous: bytes | None = None
     for encoded, key, item in entries:
         if encoded == previous:
-            raise EditRefused(f"{path}: the map has two keys that encode alike ({key!r})",
+            raise EditRefused(f"{_text(path)}: the map has two keys that encode alike ({key!r})",
                               rule="deterministic CBOR maps have unique keys")
         previous = encoded
         out += encoded
-        _encode(item, out, f"{path}.{key}", True)
+        _encode(item, out, (path, ".", key), True)
 
 
 def dumps_deterministic(value: Any, path: str = "manifest") -> bytes:
