@@ -80,10 +80,14 @@ class FileBlob(BlobData):
         info = DTYPES.get(component.dtype or "")
         self.itemsize = info.itemsize if info is not None else 1
         self._decoded: int | None = None
+        self._stored: Stored | None = None
 
     def stored(self) -> Stored:
-        c = self.component
-        return Stored(self.tf.source_for(self.tensor), c.offset, c.length, c.encoding, c.digest, c.byte_order)
+        if self._stored is None:
+            c = self.component
+            self._stored = Stored(self.tf.source_for(self.tensor), c.offset, c.length, c.encoding, c.digest,
+                                  c.byte_order)
+        return self._stored
 
     def decoded_length(self) -> int | None:
         if self._decoded is None:
