@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import threading
 
@@ -92,23 +91,3 @@ def test_digest_of_a_range_read_ahead(data_file, algorithm):
     with Source(path) as source:
         assert compute(source, 7, 999_990, algorithm) == got
     assert compute(Source.from_bytes(data), 7, 999_990, algorithm) == got
-
-
-def test_the_system_is_asked_to_fetch_ahead_of_the_reader(data_file, monkeypatch):
-    """The disk keeps working while the reader thread waits: the range is asked for (``WILLNEED``) in contiguous
-    steps from its start, ahead of the chunk being read, never past its end."""
-    import ztviewer.codec.readahead as readahead
-
-    path, data = data_file
-    asked = []
-    monkeypatch.setattr(readahead, "AHEAD", 256 << 10)
-    monkeypatch.setattr(readahead.portable, "advise",
-                        lambda fd, offset, length, advice: asked.append((offset, length, advice)) or True)
-    monkeypatch.setattr(readahead, "_in_page_cache", lambda *a: False)
-    with Source(path) as source:
-        joined = b"".join(bytes(p) for p in read_ahead(source, 7, 999_000, chunk=65536, depth=3))
-    assert joined == data[7:999_007]
-    ahead = [(o, n) for o, n, advice in asked if advice == "WILLNEED"]
-    assert ahead[0] == (7, 256 << 10)
-    assert all(o + n == nxt for (o, n), (nxt, _) in itertools.pairwise(ahead))
-    assert ahead[-1][0] + ahead[-1][1] == 999_007

@@ -24,9 +24,6 @@ from .source import Source
 #: chunks small enough to stay in the CPU's cache between the copy and the hash (larger ones halve warm crc32c)
 CHUNK = 1 << 20
 DEPTH = 8
-#: bytes past the chunk being read that the system is asked to fetch in the background (``WILLNEED``): the disk
-#: keeps busy even while the reader thread waits for a free buffer or for a CPU
-AHEAD = 32 << 20
 #: ranges from this size on are first checked for being in the page cache already
 RESIDENCY_PROBE = 1 << 20
 
@@ -48,15 +45,9 @@ class _Reader(threading.Thread):
 
     def run(self) -> None:
         position = self.offset
-        advised = self.offset
         portable.advise(self.fd, self.offset, self.end - self.offset, "SEQUENTIAL")
         try:
             while position < self.end:
-                if advised - position < AHEAD // 2:  # top the background window up, AHEAD/2 at a time
-                    step = min(AHEAD // 2 if advised > self.offset else AHEAD, self.end - advised)
-                    if step > 0:
-                        portable.advise(self.fd, advised, step, "WILLNEED")
-                        advised += step
                 buffer = self.free.get()
                 if buffer is None or self.stopping:
                     return
