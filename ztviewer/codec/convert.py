@@ -11,7 +11,7 @@ from typing import Literal
 
 from .edit import EditableDocument, SetDigest, SetEncoding
 from .errors import EditRefused, UnsupportedConversion
-from .model import TensorFile
+from .model import TensorFile, building_many
 from .save import SaveResult, save
 from .writers.blobs import KEEP
 from .writers.output import CancelCheck, ProgressCallback
@@ -67,7 +67,9 @@ def convert_open(tf: TensorFile, out_path: str | os.PathLike[str], to: str = "zt
         first = next(iter(tf.problems), None)
         raise UnsupportedConversion(f"{tf.path} cannot be read" + (f": {first.describe()}" if first else ""),
                                     rule="only readable files convert")
-    doc = prepare(EditableDocument(tf, target(to)), compress=compress, digest=digest, densify=densify, align=align)
+    with building_many():  # the document lives as long as the save (one object per tensor and component)
+        doc = prepare(EditableDocument(tf, target(to)), compress=compress, digest=digest, densify=densify,
+                      align=align)
     return save(doc, out_path, progress=progress, cancelled=cancelled)
 
 

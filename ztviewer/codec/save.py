@@ -23,7 +23,7 @@ import ztviewer.codec.portable as portable
 
 from .edit import Command, EditableDocument
 from .errors import EditRefused
-from .model import TensorFile
+from .model import TensorFile, building_many
 from .registry import open_file
 from .writers import build_plan, write_plan
 from .writers.output import CancelCheck, Output, ProgressCallback
@@ -193,10 +193,11 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
             progress(size, size)
         number = len(doc.original.extra.get("_generations") or ()) + 2
         return SaveResult(os.path.realpath(target), size, doc.target.key, appended=size - before, generation=number)
-    plan = build_plan(doc)
-    cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(target)))
-    size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,
-                        release=lambda: release_sources_of(doc.original, target))
+    with building_many():  # the plan, the written records and the manifest live as long as the save
+        plan = build_plan(doc)
+        cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(target)))
+        size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,
+                            release=lambda: release_sources_of(doc.original, target))
     drop_stale_journal(target)
     return SaveResult(os.path.realpath(target), size, doc.target.key, cleaned)
 

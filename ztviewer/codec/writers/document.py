@@ -24,7 +24,7 @@ def stored_attributes(tensor: Tensor) -> dict[str, Any]:
     """A tensor's attributes, including a v1.0 ``attributes`` key the reader kept among unknown keys."""
     if tensor.attributes:
         return tensor.attributes
-    unknown = tensor.extra.get("unknown_keys") or {}
+    unknown = tensor.extra_value("unknown_keys") or {}
     found = unknown.get("attributes") if isinstance(unknown, dict) else None
     return found if isinstance(found, dict) else {}
 

@@ -135,7 +135,7 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
     base = min((c.offset for c in o.components.values()), default=0)
     key = (base, 1, index, 0)
     route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
-        t.key, layout, bool(o.extra.get("packed")), tf.format == "zt-v2")
+        t.key, layout, bool(o.extra_value("packed")), tf.format == "zt-v2")
     if route == "densify":
         comps = {"data": _component(t, dt, "data", logical(o), _dense_blob(tf, o), key, _first(dt))}
         layout, ranks = "dense", None
@@ -151,7 +151,7 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
     known = layout in SPARSE + ("dense", "tensor_train")
     spelling = layout if (known and t.key != "zt-v0.1") or layout != o.layout else (o.layout_spelling or layout)
     same_family = tf.format == "zt" and {"zt-v1.0": "v1.0", "zt-objects": "v1.x-objects"}.get(t.key) == tf.variant
-    unknown = {k: v for k, v in (o.extra.get("unknown_keys") or {}).items() if k != "attributes"} \
+    unknown = {k: v for k, v in (o.extra_value("unknown_keys") or {}).items() if k != "attributes"} \
         if same_family else {}
     return PlannedTensor(dt.name, logical(o), tuple(o.shape), layout, spelling, comps, attributes, unknown, ranks)
 
@@ -188,7 +188,7 @@ def _route(target_key: str, layout: str, packed: bool, from_v2: bool = False) ->
 
 def logical(o: Tensor) -> str:
     """The dtype the elements mean: float8 read as its uint8 storage keeps its ``logical_type``."""
-    meaning = o.extra.get("logical_type")
+    meaning = o.extra_value("logical_type")
     return meaning if isinstance(meaning, str) and meaning in DTYPES else o.dtype
 
 
