@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ztviewer.codec.errors import CodecError
-from ztviewer.codec.model import Tensor, TensorFile
+from ztviewer.codec.model import Tensor, TensorFile, building_many
 
 from .accumulate import DiffAccumulator
 from .attributes import attribute_changes
@@ -142,6 +142,7 @@ def compare_files(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | Non
     """Compare two open files or sets (see :func:`iter_pair_diffs`), file attributes included."""
     result = FileDiff(tf_a.path, tf_b.path, tf_a.kind, tf_b.kind,
                       attributes=attribute_changes(tf_a.attributes, tf_b.attributes))
-    result.pairs.extend(iter_pair_diffs(tf_a, tf_b, options, progress=progress, cancelled=cancelled))
+    with building_many():  # the pairs, the tensors they build and their diffs live as long as the result
+        result.pairs.extend(iter_pair_diffs(tf_a, tf_b, options, progress=progress, cancelled=cancelled))
     return result
 
