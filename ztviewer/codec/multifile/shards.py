@@ -192,12 +192,13 @@ def shard_path(folder: str, name: str) -> str | None:
     return os.path.join(folder, name)
 
 
-def open_shard(folder: str, name: str, pool: SourcePool) -> Shard:
+def open_shard(folder: str, name: str, pool: SourcePool, home: str | None = None) -> Shard:
     """Open one shard's file and read its header bytes; a missing or unreadable file is recorded, not raised.
 
     Only regular files are opened (a FIFO would block forever); a shard whose real path (links resolved) lies
     outside the set's folder is opened but noted (``outside``): a Hugging Face cache links every snapshot file
-    to a blob two folders up, so the link itself is no fault, but the user should know where the bytes are."""
+    to a blob two folders up, so the link itself is no fault, but the user should know where the bytes are.
+    ``home`` is the folder's real path when the caller has it already."""
     if "\0" in name:
         return Shard(name, name, error="the shard name holds a NUL character, which no file name can")
     path = shard_path(folder, name)
@@ -213,10 +214,19 @@ def open_shard(folder: str, name: str, pool: SourcePool) -> Shard:
     except ValueError:  # a lone surrogate no file system encoding takes
         shard.error = "the shard name is not valid Unicode, so no file can have it"
     else:
-        real, home = os.path.realpath(path), os.path.realpath(folder)
-        if os.path.commonpath([real, home]) != home:
-            shard.outside = real
+        outside = _outside(folder, name, path, home)
+        if outside is not None:
+            shard.outside = outside
     return shard
+
+
+def _outside(folder: str, name: str, path: str, home: str | None) -> str | None:
+    """The shard's real path when it lies outside the folder, else ``None``. A plain file name that is no link
+    lies in the folder by construction: one ``lstat`` instead of resolving every component of the path."""
+    if path == folder + os.sep + name and not os.path.islink(path):
+        return None
+    real, home = os.path.realpath(path), home or os.path.realpath(folder)
+    return real if os.path.commonpath([real, home]) != home else None
 
 
 def load_shards(folder: str, names: list[str], pool: SourcePool, progress: Progress | None,
@@ -230,11 +240,12 @@ def load_shards(folder: str, names: list[str], pool: SourcePool, progress: Progr
     total = len(names)
     if progress is not None:
         progress(0, total)
+    home = os.path.realpath(folder)
     try:
         for done, name in enumerate(names, 1):
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            shards.append(open_shard(folder, name, pool))
+            shards.append(open_shard(folder, name, pool, home))
             if progress is not None:
                 progress(done, total)
         _read_headers(shards)
