@@ -79,14 +79,32 @@ def _encode(value: Any, out: bytearray, path: Path, deterministic: bool = False)
     elif kind is list or kind is tuple:
         out += _head(4, len(value))
         for i, item in enumerate(value):
-            _encode(item, out, (path, "[", i), deterministic)
+            if not _short_leaf(item, out):
+                _encode(item, out, (path, "[", i), deterministic)
     elif kind is dict and not deterministic:
         out += _head(5, len(value))
         for key, item in value.items():
-            _encode(key, out, path)
-            _encode(item, out, (path, ".", key))
+            if not _short_leaf(key, out):
+                _encode(key, out, path)
+            if not _short_leaf(item, out):
+                _encode(item, out, (path, ".", key))
     else:
         _encode_other(value, out, path, deterministic)
+
+
+def _short_leaf(value: Any, out: bytearray) -> bool:
+    """Encode ``value`` when it is ASCII text shorter than 24 bytes or an integer in [0, 24) (one-byte head):
+    most keys and many values of a manifest, spared a full :func:`_encode` call each."""
+    kind = type(value)
+    if kind is str:
+        if len(value) < 24 and value.isascii():
+            out.append(0x60 | len(value))
+            out += value.encode("ascii")
+            return True
+    elif kind is int and 0 <= value < 24:
+        out.append(value)
+        return True
+    return False
 
 
 def _encode_text(value: str, out: bytearray, path: Path) -> None:
