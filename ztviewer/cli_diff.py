@@ -172,7 +172,7 @@ def print_diff(result, only_changed: bool = False) -> None:
     if result.kind_a != result.kind_b:
         print(f"container: {result.kind_a} → {result.kind_b}")
     shown = [p for p in result.pairs if not (only_changed and p.unchanged)]
-    rows = [HEADER] + [[_text(cell) for cell in _row(p)] for p in shown]
+    rows = [HEADER] + [[_text(cell) if cell else "" for cell in _row(p)] for p in shown]
     used = [i for i in range(len(HEADER)) if i < 2 or any(r[i] for r in rows[1:])]
     widths = {i: max(len(r[i]) for r in rows) for i in used}
     if shown:
