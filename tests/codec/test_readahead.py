@@ -91,3 +91,29 @@ def test_digest_of_a_range_read_ahead(data_file, algorithm):
     with Source(path) as source:
         assert compute(source, 7, 999_990, algorithm) == got
     assert compute(Source.from_bytes(data), 7, 999_990, algorithm) == got
+
+
+def test_a_resident_range_is_probed_at_spread_spans_and_served_from_the_map(tmp_path, monkeypatch):
+    import ztviewer.codec.readahead as readahead
+
+    data = os.urandom(readahead.PROBE_SPANS * readahead.PROBE_SPAN + 3 * readahead.MAP_CHUNK + 5)
+    path = tmp_path / "big.bin"
+    path.write_bytes(data)
+    probed: list[tuple[int, int, int]] = []
+
+    def resident(mapped, offset, length):
+        probed.append((len(mapped), offset, length))
+        return 1.0
+
+    def no_reader(*args, **kwargs):
+        raise AssertionError("a resident range must not be read by the read-ahead thread")
+
+    monkeypatch.setattr(readahead.portable, "resident_fraction", resident)
+    monkeypatch.setattr(readahead, "_Reader", no_reader)
+    with Source(path) as source:
+        parts = [bytes(p) for p in read_ahead(source, 3, len(data) - 4)]
+    assert b"".join(parts) == data[3:-1]
+    assert max(len(p) for p in parts) == readahead.MAP_CHUNK
+    assert len(probed) == readahead.PROBE_SPANS
+    assert all(size == len(data) - 4 and at >= 0 and at + n <= size for size, at, n in probed)
+    assert probed[-1][1] + probed[-1][2] == len(data) - 4  # the spans reach the end of the range
