@@ -44,7 +44,7 @@ def test_the_canonical_manifest_takes_the_bytes_path():
     plain = read_plain(RAW)
     assert plain is not None
     table, attributes = plain
-    assert table.names == ["ab", "cd"] and table.offsets.tolist() == [4096, 8192] and attributes == {"k": 1.5}
+    assert table.names == ["ab", "cd"] and table.offsets == [4096, 8192] and attributes == {"k": 1.5}
 
 
 @pytest.mark.parametrize("name", NON_CANONICAL)

@@ -8,20 +8,19 @@ syntax. What it cannot count is checked on the captured columns with C-level pas
 long as its head says and valid UTF-8, names strictly increase in deterministic order (so none repeats), the
 part map holds as many entries as it shows, each shape array as many dimensions as its head says, and the
 matches tile the map with no byte in between (each match starts where the last ended; a non-plain object ends
-the matching with one scan of the rest). Sizes and ranks are those of every plain path
-(:func:`~ztviewer.codec.plain_columns.plain_columns`), name rules those of :mod:`.columns`.
+the matching with one scan of the rest). Sizes, ranks and name rules are those of :mod:`.columns`.
 Anything else answers ``None`` and the manifest goes through cbor2 and the schema (:func:`.reader.parse_manifest`),
 which says what is wrong; so this path only accepts manifests that path reads without a problem, into the
 same tensors (tests hold them together).
 """
 from __future__ import annotations
 
+import math
 import re
-from operator import itemgetter, lt
+from operator import itemgetter, lt, mul
 from typing import Any
 
 from ...cbor_tokens import INT, SHAPE, alternatives, integers, map_head, text, text_head, text_length
-from ...plain_columns import plain_columns
 from ...tensor_table import TensorTable
 from .cbor_check import CborError, decode_strict
 from .fast import KINDS
@@ -111,16 +110,20 @@ def _table(heads: tuple[bytes, ...], names: tuple[bytes, ...], part_heads: tuple
     if "\0" in "".join(text):
         return None
     try:
-        shape_of = {token: decode_strict(token) for token in set(shapes)}
+        shape_of = {token: tuple(decode_strict(token)) for token in set(shapes)}
         kinds = list(map(_KIND_OF_TOKENS.__getitem__, zip(types, dtypes)))
     except (CborError, KeyError):  # a dimension count that disagrees; a logical type on another storage dtype
         return None
-    columns = plain_columns(list(map(shape_of.__getitem__, shapes)), map(_width, kinds),
-                            integers(offsets + lengths))
-    if columns is None:
+    # tokens are u64 ints and shape arrays hold at most MAX_RANK of them by construction: what is left of
+    # plain_columns' check is the size equation, worked out once per distinct shape
+    shape_column = list(map(shape_of.__getitem__, shapes))
+    counts = {shape: math.prod(shape) for shape in shape_of.values()}
+    offset_column, length_column = integers(offsets), integers(lengths)
+    if list(map(mul, map(counts.__getitem__, shape_column), map(_width, kinds))) != length_column:
         return None
     digest_column: list[str | None] | None = None
     if digests.count(b"") != len(digests):
         digest_column = [token[1 if token[0] < 0x78 else 2:].decode() if token else None for token in digests]
-    return TensorTable(text, list(map(_canonical, kinds)), *columns, spelling="dense", digests=digest_column,
+    return TensorTable(text, list(map(_canonical, kinds)), shape_column, offset_column, length_column,
+                       spelling="dense", digests=digest_column,
                        stored=list(map(_stored, kinds)), decoded=True)
