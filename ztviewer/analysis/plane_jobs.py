@@ -12,7 +12,6 @@ from typing import Any, cast, get_args
 import numpy as np
 
 from ztviewer.analysis import reduce as reducing
-from ztviewer.analysis._common import block_edges
 from ztviewer.analysis.reduce import Image, Method, block_reduce, level_sample, strided_preview
 from ztviewer.analysis.slicing import ComplexMode
 
@@ -171,25 +170,6 @@ def _line(ctx, row_plane, span, region, width: int, request: int, kw: dict) -> L
     low = block_reduce(row_plane, region, (1, width), "min", cancelled=ctx.is_cancelled, **kw)
     x = high.col_edges[:-1].astype(np.float64)
     return LineData(x, None, low.data[0].astype(np.float64), high.data[0].astype(np.float64), span, request)
-
-
-def exact_block(plane, region: tuple[int, int, int, int], *, dtype_name: str | None = None,
-                complex_mode: str = "magnitude") -> np.ndarray:
-    """The presented values of a region (for CSV / .npy export of small slices and cursor read-outs)."""
-    r0, r1, c0, c1 = region
-    return block_reduce(plane, region, (max(1, r1 - r0), max(1, c1 - c0)), "max", dtype_name=dtype_name,
-                        complex_mode=as_complex_mode(complex_mode)).data
-
-
-def pixel_index(edges: np.ndarray, position: float) -> int | None:
-    """Index of the block of ``edges`` holding source coordinate ``position`` (None outside)."""
-    if position < edges[0] or position >= edges[-1]:
-        return None
-    return int(np.searchsorted(edges, position, side="right")) - 1
-
-
-def screen_edges(start: int, stop: int, bins: int) -> np.ndarray:
-    return block_edges(start, stop, bins)
 
 
 STRIP_BYTES = reducing.STRIP_BYTES

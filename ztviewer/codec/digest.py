@@ -100,10 +100,6 @@ def compute(
     return hasher.result()
 
 
-def digest_component(source: Source, component: Component, algorithm: str, **kw: Any) -> Digest:
-    return compute(source, component.offset, component.length, algorithm, **kw)
-
-
 def verify_component(
     source: Source, tensor: Tensor, component: Component,
     progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ztviewer.analysis.mapped import ReleasingPlane, file_mapped
-from ztviewer.analysis.slicing import BIT_DTYPES, plane
+from ztviewer.analysis.slicing import plane
 from ztviewer.codec import decode, tt
 from ztviewer.codec.dtypes import DTYPES, PACKED_NIBBLES, unpack_nibbles
 from ztviewer.codec.errors import (
@@ -240,6 +240,3 @@ def describe_error(exc: BaseException) -> str:
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
 
-
-def is_bit_dtype(dtype_name: str) -> bool:
-    return dtype_name in BIT_DTYPES

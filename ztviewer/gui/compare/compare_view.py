@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ztviewer.analysis.diff import Verdict
 from ztviewer.codec.text import printable
 from ztviewer.session.comparison import ComparisonSession
 from ztviewer.session.formatting import plural
@@ -285,9 +284,6 @@ class CompareView(CompareTab):
                 self.tree_a.setCurrentIndex(index)
                 return True
         return False
-
-    def verdict_of(self, name: str) -> Verdict | None:
-        return next((p.verdict for p in self.session.pairs if p.name == name), None)
 
     def shutdown(self) -> None:
         self.cancel()

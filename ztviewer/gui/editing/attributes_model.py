@@ -99,9 +99,6 @@ class AttributesModel(QAbstractTableModel):
             return value_text.STRING_ONLY
         return value_text.KINDS
 
-    def key_at(self, row: int) -> str:
-        return self._keys[row]
-
     # -- Qt model --------------------------------------------------------------------------------------------
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._keys)
