@@ -312,3 +312,25 @@ def test_a_closed_session_calls_no_tree_view(edited):
     edited.edits.push(RenameTensor("a", "weights"))
     edited.set_digest_states([(edited.tensor_file.tensors[0], "data", DigestState.OK)])
     assert seen == ([], []) and tree.pending.state == {}
+
+
+def test_sorting_by_name_orders_by_the_names_shown_pending_renames_applied(edited):
+    """The name column shows, the filter matches and sorting by name orders by one name: a pending rename's."""
+    tree = edited.tree
+    a, b, c = edited.tensor_file.tensors
+    edited.edits.push(RenameTensor("a", "zeta"))
+    assert tree.sort(Column.NAME)
+    assert [tree.item(tree.child(FILE_ID, row)) for row in range(3)] == [b, c, a]     # b, model.c, zeta
+    assert [tree.shown_name(t) for t in (b, c, a)] == ["b", "model.c", "zeta"]
+    assert tree.sort_key(a, Column.NAME) > tree.sort_key(c, Column.NAME)
+    moved = record(tree.reordered)
+    edited.edits.push(RenameTensor("model.c", "alpha"))           # sorted by name: the rows follow the new name
+    assert len(moved) == 1
+    assert [tree.item(tree.child(FILE_ID, row)) for row in range(3)] == [c, b, a]     # alpha, b, zeta
+    tree.set_pattern("a")
+    assert tree.filter.matches == {0, 2}                           # zeta, alpha
+    edited.edits.undo()
+    assert [tree.item(tree.child(FILE_ID, row)) for row in range(3)] == [b, c, a]
+    assert tree.filter.matches == {0}                              # zeta (model.c has no "a")
+    assert tree.sort(Column.NAME, descending=True)
+    assert [tree.item(tree.child(FILE_ID, row)) for row in range(3)] == [a, c, b]

@@ -55,9 +55,13 @@ def sort_key(tensor: Tensor, column: Column, digests: DigestStates) -> Any:
     return PRIORITY[digests.of_tensor(tensor)]
 
 
-def sort_keys(tensors: Sequence[Tensor], column: Column, digests: DigestStates) -> list[Any]:
-    """:func:`sort_key` of every tensor, by position. A lazy table's entries not built yet are read from its
-    columns (sorting 100,000 tensors builds none of them); those built answer for themselves."""
+def sort_keys(tensors: Sequence[Tensor], column: Column, digests: DigestStates,
+              names: Sequence[str] | None = None) -> list[Any]:
+    """:func:`sort_key` of every tensor, by position; by name, of ``names`` when given (the names shown, pending
+    renames applied). A lazy table's entries not built yet are read from its columns (sorting 100,000 tensors
+    builds none of them); those built answer for themselves."""
+    if column == Column.NAME and names is not None:
+        return list(map(natural_key, names))
     columns = plain_columns(tensors)
     if columns is None:
         return [sort_key(t, column, digests) for t in tensors]

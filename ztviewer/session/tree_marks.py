@@ -87,11 +87,16 @@ class PendingNames:
         self.state = state
         return sorted(changed), self.renamed() != renamed_before
 
+    def name(self, position: int, name: str) -> str:
+        """The name the user sees for the tensor at ``position`` named ``name`` in the file: its pending new name,
+        else its own (a deleted tensor is shown, struck out, under its name). The name column shows it, the filter
+        matches it and sorting by name orders by it."""
+        new = self.state.get(position)
+        return name if new is None else new
+
     def shown_names(self) -> list[str]:
-        """Every tensor's name as the tree shows it, by position: pending renames applied (a deleted tensor is
-        shown, struck out, under its name)."""
+        """:meth:`name` of every tensor, by position."""
         names = tensor_names(self.tensors)
-        for position, new in self.state.items():
-            if new is not None:
-                names[position] = new
+        for position in self.state:
+            names[position] = self.name(position, names[position])
         return names

@@ -10,6 +10,7 @@ signals.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
@@ -19,7 +20,8 @@ from ztviewer.codec.tensor_table import component_counts, tensor_names, tensor_p
 from .digest_states import DigestStates
 from .edit_session import EditSession
 from .events import Event
-from .tree_columns import Column, sort_keys
+from .formatting import natural_key
+from .tree_columns import Column, sort_key, sort_keys
 from .tree_filter import NameFilter
 from .tree_marks import FILE_POSITION, FoundProblems, PendingNames
 from .tree_nodes import (
@@ -61,7 +63,8 @@ class TreeState:
 
     Events: ``reordering`` / ``reordered`` around a sort; ``regrouping`` / ``regrouped(grouped)`` around grouping
     on or off (every group and tensor row moves); ``filter_changing`` / ``filter_changed(pattern)`` around a new
-    match; ``names_changed`` after a pending rename changed a shown name (the filter matched again first);
+    match; ``names_changed`` after a pending rename changed a shown name (the filter matched again and, sorted by name,
+    the rows moved first);
     ``edits_marked(positions)``, ``problems_found(positions)`` (``FILE_POSITION``: the file row) and
     ``digest_rows_changed({parent node: [rows]})`` name the rows to paint again.
     """
@@ -150,9 +153,24 @@ class TreeState:
             return component_slot(node)
         return self.place(node)[1]
 
+    def name_of(self, tensor: Tensor) -> str:
+        """The tensor's whole name as the user sees it (a pending rename applied): what the filter matches and
+        sorting by name orders by (see :meth:`PendingNames.name`)."""
+        position = self.positions.get(id(tensor))
+        return tensor.name if position is None else self.pending.name(position, tensor.name)
+
     def shown_name(self, tensor: Tensor) -> str:
-        """The name the tensor's row shows: the last dotted part below its group, else the whole name."""
-        return tensor.name.rsplit(".", 1)[-1] if self.grouping is not None else tensor.name
+        """The text of the tensor's name cell: :meth:`name_of`, shortened to its last dotted part below its group
+        when grouped (a tensor an unsaved edit renames or deletes shows its whole name: it may not fit its group)."""
+        if self.grouping is None or self.pending_name(tensor)[0]:
+            return self.name_of(tensor)
+        return tensor.name.rsplit(".", 1)[-1]
+
+    def sort_key(self, tensor: Tensor, column: Column) -> Any:
+        """What ``tensor`` sorts by in ``column``, as :meth:`sort` orders it (by name: :meth:`name_of`)."""
+        if column == Column.NAME:
+            return natural_key(self.name_of(tensor))
+        return sort_key(tensor, column, self.digests)
 
     # -- structure ---------------------------------------------------------------------------------------
     def place(self, node: int) -> tuple[int, int]:
@@ -209,12 +227,18 @@ class TreeState:
         if (column, descending) == (self.sort_column, self.descending) and not (
                 column == Column.DIGEST and self._digests_changed):
             return False
+        self._reorder(column, descending)
+        return True
+
+    def _reorder(self, column: int, descending: bool) -> None:
+        """Order the rows by ``column``, its keys read afresh."""
         self._digests_changed = False
         self.reordering.emit(None)
         if column < 0:
             self.order = list(range(len(self.tensors)))
         else:
-            keys = sort_keys(self.tensors, Column(column), self.digests)
+            names = self.shown_names() if column == Column.NAME and self.pending.state else None
+            keys = sort_keys(self.tensors, Column(column), self.digests, names)
             self.order = sorted(range(len(self.tensors)), key=keys.__getitem__, reverse=descending)
         for rank, position in enumerate(self.order):
             self.rank[position] = rank
@@ -222,7 +246,6 @@ class TreeState:
         if self.grouping is not None:
             self.grouping.resort(self.rank, self._groups_descending())
         self.reordered.emit(None)
-        return True
 
     def _groups_descending(self) -> bool:
         return self.descending and self.sort_column == Column.NAME
@@ -356,6 +379,8 @@ class TreeState:
         if names_changed:
             if self.filter.active:
                 self.refilter()
+            if self.sort_column == Column.NAME:     # sorted by the names shown: some moved
+                self._reorder(self.sort_column, self.descending)
             self.names_changed.emit(None)
         if changed:
             self.edits_marked.emit(changed)

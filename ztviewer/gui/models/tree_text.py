@@ -19,7 +19,7 @@ from ztviewer.codec.tensor_table import stored_nbytes
 from ztviewer.session.digest_states import PRIORITY
 from ztviewer.session.formatting import exact_bytes, hex_offset, human_bytes, plural, shape_text
 from ztviewer.session.selection import byte_range_of
-from ztviewer.session.tree_columns import sort_key, tensor_encoding
+from ztviewer.session.tree_columns import tensor_encoding
 from ztviewer.session.tree_nodes import NodeKind, TensorGroup, kind_of
 from ztviewer.session.tree_state import TreeItem, TreeState
 from ztviewer.session.zt_v2_facts import file_kind_text, has_shared_part, shared_note, tensor_shared_note
@@ -171,11 +171,11 @@ def _tensor_cell(state: TreeState, tensor: Tensor, column: Column, role: int) ->
     if column == Column.NAME and role in (R.DisplayRole, R.ToolTipRole, R.ForegroundRole):
         pending, new = state.pending_name(tensor)
         if pending and (new is None or role != R.ForegroundRole):   # a renamed tensor keeps its problem colour
-            return _edited_name_cell(tensor, new, role)
+            return _edited_name_cell(state, tensor, new, role)
     if role == R.DisplayRole:
         return _tensor_text(state, tensor, column)
     if role == TreeRole.SORT:
-        return sort_key(tensor, column, state.digests)
+        return state.sort_key(tensor, column)
     if role == R.ToolTipRole:
         return _tensor_tip(state, tensor, column)
     if role in (R.ForegroundRole, R.DecorationRole) and column == Column.NAME:
@@ -186,10 +186,10 @@ def _tensor_cell(state: TreeState, tensor: Tensor, column: Column, role: int) ->
     return None
 
 
-def _edited_name_cell(tensor: Tensor, new: str | None, role: int) -> Any:
+def _edited_name_cell(state: TreeState, tensor: Tensor, new: str | None, role: int) -> Any:
     """The name cell of a tensor an unsaved edit renames or deletes (it shows the full new name, even grouped)."""
     if role == R.DisplayRole:
-        return new if new is not None else tensor.name
+        return state.shown_name(tensor)
     if role == R.ForegroundRole:
         return QBrush(_DELETED)
     return (f"deleted: {tensor.name} will not be saved (Ctrl+Z to undo)" if new is None
