@@ -37,11 +37,11 @@ def test_filter_matches_the_pending_new_name(qtbot, window, tmp_path):
     rename(view, "a", "weights")
     set_filter(view, "weight")
     assert view.tree.model() is view.proxy
-    assert shown_tensor_names(view) == ["weights"] and view.match_label.text() == "1 / 2"
+    assert shown_tensor_names(view) == ["weights"] and view.match_label.text() == "1 of 2 tensors"
     set_filter(view, "*ts")                                  # glob, anchored at the end of the new name
     assert shown_tensor_names(view) == ["weights"]
     set_filter(view, "a")                                    # the old name no longer matches
-    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 / 2"
+    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 of 2 tensors"
 
 
 def test_renaming_under_a_filter_and_undo_redo_refilter(qtbot, window, tmp_path):
@@ -51,9 +51,9 @@ def test_renaming_under_a_filter_and_undo_redo_refilter(qtbot, window, tmp_path)
     assert shown_tensor_names(view) == ["a"]
     window.editing.ask_text = lambda *args: "weights"
     view.tree_editing.rename_current()                       # the current row no longer matches: it goes
-    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 / 2"
+    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 of 2 tensors"
     session.stack.undo()
-    assert shown_tensor_names(view) == ["a"] and view.match_label.text() == "1 / 2"
+    assert shown_tensor_names(view) == ["a"] and view.match_label.text() == "1 of 2 tensors"
     set_filter(view, "weights")
     assert shown_tensor_names(view) == []
     session.stack.redo()
@@ -61,7 +61,7 @@ def test_renaming_under_a_filter_and_undo_redo_refilter(qtbot, window, tmp_path)
     index = view_index(view, view.tensor_file.tensors[0])
     assert index.data(Qt.ItemDataRole.FontRole).italic() and "renamed from a" in index.data(Qt.ItemDataRole.ToolTipRole)
     session.stack.undo()
-    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 / 2"
+    assert shown_tensor_names(view) == [] and view.match_label.text() == "0 of 2 tensors"
 
 
 def test_a_pending_deletion_matches_the_struck_out_name_it_shows(qtbot, window, tmp_path):

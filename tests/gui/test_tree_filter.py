@@ -18,7 +18,7 @@ def test_the_proxy_stands_between_only_while_filtering(file_view):
     assert file_view.tree.model() is file_view.tree_model
     set_filter(file_view, "layers")
     assert file_view.tree.model() is file_view.proxy
-    assert file_view.match_label.text() == "3 / 6"
+    assert file_view.match_label.text() == "3 of 6 tensors"
     set_filter(file_view, "   ")
     assert file_view.tree.model() is file_view.tree_model
 
@@ -82,7 +82,7 @@ def test_the_view_follows_the_filter_and_grouping_set_on_its_session(file_view, 
     """The session's tree state decides; the view only renders it (a script or a notebook drives the same tab)."""
     tree = file_view.session.tree
     tree.set_pattern("q_proj")
-    assert file_view.filter_edit.text() == "q_proj" and file_view.match_label.text() == "3 / 6"
+    assert file_view.filter_edit.text() == "q_proj" and file_view.match_label.text() == "3 of 6 tensors"
     assert file_view.tree.model() is file_view.proxy
     tree.set_grouped(True)                                 # few matches in a grouped tree: their groups open
     assert file_view.group_button.isChecked()
@@ -93,3 +93,36 @@ def test_the_view_follows_the_filter_and_grouping_set_on_its_session(file_view, 
     assert file_view.tree.model() is file_view.tree_model
     tree.set_grouped(False)
     assert not file_view.group_button.isChecked()
+
+
+def test_a_group_row_under_a_filter_totals_its_matches(file_view, sample_file):
+    """The group rows shown under a filter count and size the tensors shown below them, not all their members."""
+    from PySide6.QtCore import Qt
+
+    from ztviewer.gui.models.tree_roles import Column
+    from ztviewer.session.formatting import human_bytes
+
+    file_view.set_grouped(True)
+    set_filter(file_view, "q_proj")
+    matches = [t for t in sample_file.tensors if "q_proj" in t.name]
+
+    def model_row():        # the group "model": model.embed.weight and model.layers.*
+        index = view_index(file_view, matches[0])
+        while index.data() != "model":
+            index = index.parent()
+        return index
+
+    group = model_row()
+    members = [t for t in sample_file.tensors if t.name.startswith("model.")]
+    assert len(members) > len(matches) == 3
+    assert group.siblingAtColumn(Column.SHAPE).data() == f"3 of {len(members)} tensors"
+    shown_bytes = sum(t.stored_nbytes for t in matches)
+    assert group.siblingAtColumn(Column.STORED).data() == human_bytes(shown_bytes)
+    tip = group.siblingAtColumn(Column.STORED).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith(f"{shown_bytes:,} bytes") and f"({len(members)} tensors)" in tip
+    file_row = file_view.tree.model().index(0, Column.SHAPE)
+    assert file_row.data() == file_view.match_label.text() == f"3 of {len(sample_file.tensors)} tensors"
+    set_filter(file_view, "")
+    group = model_row()
+    assert group.siblingAtColumn(Column.SHAPE).data() == f"{len(members)} tensors"
+    assert group.siblingAtColumn(Column.STORED).data() == human_bytes(sum(t.stored_nbytes for t in members))

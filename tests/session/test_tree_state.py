@@ -334,3 +334,33 @@ def test_sorting_by_name_orders_by_the_names_shown_pending_renames_applied(edite
     assert tree.filter.matches == {0}                              # zeta (model.c has no "a")
     assert tree.sort(Column.NAME, descending=True)
     assert [tree.item(tree.child(FILE_ID, row)) for row in range(3)] == [a, c, b]
+
+
+def test_a_group_row_totals_the_tensors_shown_under_it(state):
+    """Under a filter a group counts, sizes and verifies its matches, and says how many of its members they are,
+    as the file row and the match count do (``2 of 3 tensors``, ``2 of 5 tensors``)."""
+    state.set_grouped(True)
+    layers = state.group(state.child(FILE_ID, 0))               # layers.10.w, layers.2.w, layers.1.b
+    totals = state.group_totals
+    mismatched = state.tensors[3]                              # layers.1.b
+    state.digests.set(mismatched, mismatched.components["data"], DigestState.MISMATCH)
+    state.on_digests_changed([(mismatched, "data", DigestState.MISMATCH)])
+    assert (totals.count_text(layers), totals.stored_nbytes(layers)) == ("3 tensors", 64 + 512 + 256)
+    assert state.group_state(layers) is DigestState.MISMATCH
+    assert state.count_text() == "5 tensors" and state.match_text() == ""
+    assert totals.bytes_tip(layers) == "832 bytes"
+    state.set_pattern("*.w")
+    assert list(totals.shown(layers)) == [0, 1]
+    assert (totals.count_text(layers), totals.stored_nbytes(layers)) == ("2 of 3 tensors", 64 + 512)
+    assert totals.stored_nbytes(layers, shown=False) == 832
+    assert totals.bytes_tip(layers) == "576 bytes in the 2 tensors shown\n832 bytes in the whole group (3 tensors)"
+    assert state.group_state(layers) is DigestState.UNCHECKED   # the mismatch is not among the rows shown
+    assert state.count_text() == state.match_text() == "2 of 5 tensors"
+    state.set_pattern("layers.1")                               # layers.1.b, layers.10.w
+    assert (totals.count_text(layers), totals.stored_nbytes(layers)) == ("2 of 3 tensors", 64 + 256)
+    assert state.group_state(layers) is DigestState.MISMATCH
+    state.set_pattern("head")
+    assert (totals.count_text(layers), totals.stored_nbytes(layers)) == ("0 of 3 tensors", 0)
+    assert not state.accepts(layers.node_id) and state.match_text() == "1 of 5 tensors"
+    state.set_pattern("")
+    assert (totals.count_text(layers), totals.stored_nbytes(layers)) == ("3 tensors", 832)

@@ -80,6 +80,11 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"
 
 
+def part_of(part: int, whole: int, noun: str, nouns: str | None = None) -> str:
+    """``3 of 12 tensors``, ``0 of 1 tensor``: a count among a counted whole, the noun in the whole's number."""
+    return f"{part:,} of {plural(whole, noun, nouns)}"
+
+
 def number_text(value: float | None, digits: int = 4, *, missing: str = "", minus: str = "−",
                 grouped: bool = True) -> str:
     """A statistic for a table or report: ``missing`` for None, ``nan``, ``inf`` / ``<minus>inf``, a whole number

@@ -10,7 +10,7 @@ from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.decode import SEEKABLE
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.formats.zt_v2 import content_digest, object_content_digest
-from ztviewer.codec.tensor_table import TensorTable
+from ztviewer.codec.tensor_table import TensorTable, stored_nbytes
 from ztviewer.codec.text import printable
 
 from .file_layout import FileLayout
@@ -103,9 +103,8 @@ def file_props(tf: TensorFile, layout: FileLayout | None) -> list[Prop]:
 
 
 def group_props(group: TensorGroup, tensors: Sequence[Tensor]) -> list[Prop]:
-    members = [tensors[p] for p in group.members]
-    stored = sum(t.stored_nbytes for t in members)
-    return [Prop("Group", "", [Prop("prefix", group.prefix), Prop("tensors", f"{len(members):,}"),
+    stored = stored_nbytes(tensors, group.members)    # a table's tensors are not built for it
+    return [Prop("Group", "", [Prop("prefix", group.prefix), Prop("tensors", f"{len(group.members):,}"),
                                Prop("stored bytes", exact_bytes(stored))])]
 
 

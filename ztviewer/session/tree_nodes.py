@@ -66,7 +66,6 @@ class TensorGroup:
     parent_id: int
     row: int = 0
     children: list[int] | None = None
-    stored_nbytes: int | None = None   # filled by the model on first display
 
 
 @dataclass(slots=True)

@@ -20,9 +20,10 @@ from ztviewer.codec.tensor_table import component_counts, tensor_names, tensor_p
 from .digest_states import DigestStates
 from .edit_session import EditSession
 from .events import Event
-from .formatting import natural_key
+from .formatting import natural_key, part_of, plural
 from .tree_columns import Column, sort_key, sort_keys
 from .tree_filter import NameFilter
+from .tree_groups import GroupTotals
 from .tree_marks import FILE_POSITION, FoundProblems, PendingNames
 from .tree_nodes import (
     FILE_ID,
@@ -82,11 +83,11 @@ class TreeState:
         self.descending = False
         self._digests_changed = False                # since the last sort
         self.grouping: Grouping | None = None
-        self._group_states: dict[int, DigestState] = {}
         self.components_shown: set[int] = set()     # tensors whose component rows were ever asked for
         self.found = FoundProblems(self.tensors)
         self.pending = PendingNames(self.tensors, edits)
         self.filter = NameFilter()
+        self.group_totals = GroupTotals(self.tensors, digests, self.filter)
         self.reordering: Event[None] = Event("tree.reordering")
         self.reordered: Event[None] = Event("tree.reordered")
         self.regrouping: Event[bool] = Event("tree.regrouping")
@@ -260,7 +261,7 @@ class TreeState:
             return
         self.regrouping.emit(grouped)
         self.grouping = Grouping(tensor_names(self.tensors), self.rank, self._groups_descending()) if grouped else None
-        self._group_states.clear()
+        self.group_totals.forget()
         self.filter.group_hits.clear()    # groups are numbered anew
         self.regrouped.emit(grouped)
 
@@ -281,15 +282,23 @@ class TreeState:
     def _match(self, pattern: str) -> None:
         self.filter_changing.emit(pattern)
         self.filter.match(pattern, self.pending.shown_names)
+        self.group_totals.forget()
         self.filter_changed.emit(pattern)
 
     def match_count(self) -> int:
         matches = self.filter.matches
         return len(self.tensors) if matches is None else len(matches)
 
+    def count_text(self) -> str:
+        """How many tensors the file holds (``35 tensors``); under a filter, those shown among them
+        (``12 of 35 tensors``), as a group row says its own (:meth:`GroupTotals.count_text`)."""
+        if not self.filter.active:
+            return plural(len(self.tensors), "tensor")
+        return part_of(self.match_count(), len(self.tensors), "tensor")
+
     def match_text(self) -> str:
-        """``12 / 35`` (tensors shown / in the file) while a pattern is typed, else nothing."""
-        return f"{self.match_count():,} / {len(self.tensors):,}" if self.filter.pattern else ""
+        """:meth:`count_text` while a filter hides rows (``12 of 35 tensors``), else nothing."""
+        return self.count_text() if self.filter.active else ""
 
     def expands_matches(self) -> bool:
         """Whether the groups holding the matches are shown expanded (few enough matches in a grouped tree)."""
@@ -309,16 +318,14 @@ class TreeState:
         return self.digests.of(tensor, component)
 
     def group_state(self, group: TensorGroup) -> DigestState:
-        state = self._group_states.get(group.node_id)
-        if state is None:
-            state = self._group_states[group.node_id] = self.digests.of_members(self.tensors, group.members)
-        return state
+        """The worst digest state among the tensors shown under a group (:class:`GroupTotals`)."""
+        return self.group_totals.digest_state(group)
 
     def on_digests_changed(self, updates: DigestUpdates) -> None:
         """Verification changed states: name the digest cells to paint again, those of rows that can be on
         screen (the file row, every changed tensor's row up its groups, component rows ever shown)."""
         self._digests_changed = True
-        self._group_states.clear()
+        self.group_totals.forget_states()
         rows: dict[int, list[int]] = {FILE_ID: []}    # parent node -> changed child rows
         for tensor, role, _state in updates:
             position = self.positions[id(tensor)]

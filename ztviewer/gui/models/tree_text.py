@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QApplication, QStyle
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.errors import Severity
-from ztviewer.codec.tensor_table import stored_nbytes
 from ztviewer.session.digest_states import PRIORITY
 from ztviewer.session.formatting import exact_bytes, hex_offset, human_bytes, plural, shape_text
 from ztviewer.session.selection import byte_range_of
@@ -136,7 +135,7 @@ def _file_cell(state: TreeState, tf: TensorFile, column: Column, role: int) -> A
         if column == Column.NAME:
             return file_title(tf)
         if column == Column.SHAPE:
-            return plural(len(tf.tensors), "tensor")
+            return state.count_text()
         if column == Column.LAYOUT:
             return file_kind_text(tf)
         if column == Column.STORED:
@@ -150,16 +149,17 @@ def _file_cell(state: TreeState, tf: TensorFile, column: Column, role: int) -> A
 
 
 def _group_cell(state: TreeState, group: TensorGroup, column: Column, role: int) -> Any:
+    """A group row totals the tensors shown under it: under a filter its matches (``3 of 12 tensors``)."""
+    totals = state.group_totals
     if column == Column.STORED and role in (R.DisplayRole, TreeRole.SORT, R.ToolTipRole):
-        if group.stored_nbytes is None:
-            group.stored_nbytes = stored_nbytes(state.tensors, group.members)
-        if role == TreeRole.SORT:
-            return group.stored_nbytes
-        return human_bytes(group.stored_nbytes) if role == R.DisplayRole else exact_bytes(group.stored_nbytes)
+        if role == R.ToolTipRole:
+            return totals.bytes_tip(group)
+        nbytes = totals.stored_nbytes(group)
+        return nbytes if role == TreeRole.SORT else human_bytes(nbytes)
     if role in (R.DisplayRole, TreeRole.SORT):
         if column == Column.NAME:
             return group.label or "(empty)"
-        return plural(len(group.members), "tensor") if column == Column.SHAPE else ""
+        return totals.count_text(group) if column == Column.SHAPE else ""
     if role == R.ToolTipRole and column == Column.NAME:
         return group.prefix
     if role == R.DecorationRole and column == Column.NAME:
