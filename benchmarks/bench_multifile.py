@@ -2,7 +2,8 @@
 
 Reference, in the same run: what any loader must do to list such a set with the reference library, i.e.
 ``json.load`` the index / manifest, then ``safe_open(shard, "np").keys()`` on every shard.
-Ours: :func:`ztviewer.codec.multifile.open_path` on the folder (every check included), listing every tensor.
+Ours: :func:`ztviewer.codec.multifile.open_path` on the folder (every check included), then the name of every
+tensor (``TensorFile.tensor_names``, as the app's tree lists them): the same list of names the reference makes.
 """
 from __future__ import annotations
 
@@ -60,11 +61,11 @@ def _spark_dataset(tmpdir: Path, quick: bool) -> tuple[Path, Path, list[Path]]:
     return folder, manifest, paths
 
 
-def _ours(folder: Path) -> Callable[[], list[tuple[str, str]]]:
-    def run() -> list[tuple[str, str]]:
+def _ours(folder: Path) -> Callable[[], list[str]]:
+    def run() -> list[str]:
         tf = open_path(folder)
         try:
-            return [(t.shard, t.name) for t in tf.tensors]
+            return tf.tensor_names()
         finally:
             tf.close()
     return run
@@ -101,9 +102,12 @@ def _bench(name: str, folder: Path, listing: Path, paths: list[Path], per_shard:
     import safetensors
 
     ours, reference = _ours(folder), _reference(listing, paths)
+    if sorted(ours()) != sorted(reference()):
+        return result(name, 1.0, 1.0, "<= 1.2", passed=False, note="NOT THE SAME NAMES on both sides")
     ours_s, ref_s = best_of(ours, reference, repeats=3 if quick else 9)
     note = (f"{len(paths):,} shards × {per_shard} tensors; reference: json.load({listing.name}) + safetensors "
-            f"{safetensors.__version__} safe_open(shard, 'np').keys() per shard; ours includes every set check"
+            f"{safetensors.__version__} safe_open(shard, 'np').keys() per shard; ours: open_path (every set check "
+            "included) + tensor_names()"
             + _sanity(folder, len(paths) * per_shard))
     return result(name, ours_s, ref_s, "<= 1.2", note=note, profile=ours)
 

@@ -138,6 +138,19 @@ def test_a_tensor_of_another_shard_brings_that_shards_bytes_into_view(sharded):
     session.close()
 
 
+def test_a_sets_table_of_tensors_owns_no_bytes_of_the_set_itself(sharded):
+    """The set's tensors are one table over every shard (nothing built to list them); its offsets are each shard's,
+    so the set's own layout (it has no bytes) must place none of them, exactly as for a list of the same tensors."""
+    from ztviewer.codec.tensor_table import TensorTable
+    from ztviewer.session.file_layout import build_layout
+
+    with open_path(str(sharded)) as tf:
+        assert isinstance(tf.tensors, TensorTable) and tf.tensor_names() == ["layers.0.w", "layers.1.w"]
+        from_table = build_layout(tf).segments
+        tf.tensors = list(tf.tensors)
+        assert from_table == build_layout(tf).segments == []
+
+
 def test_events_call_each_callback_once_in_order_and_can_be_disconnected():
     from ztviewer.session.events import Event
 

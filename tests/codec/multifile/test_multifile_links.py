@@ -115,3 +115,42 @@ def test_nul_in_a_shard_name_is_a_problem(tmp_path, capsys):
     main(["info", str(index)])
     out, err = capsys.readouterr()
     assert "Traceback" not in err and "internal error" not in err and "\x00" not in out + err
+
+
+@needs_links
+@needs_fifo
+@pytest.mark.timeout(20)
+def test_shards_open_the_same_without_the_one_call_open(tmp_path, monkeypatch):
+    """Where the system lacks ``O_NOFOLLOW`` / ``O_NONBLOCK`` (Windows) every shard takes the portable open; a
+    link out of the folder, a FIFO, a folder and a missing file are reported the same on both paths."""
+    folder = tmp_path / "set"
+    folder.mkdir()
+    shards = {f"model-0000{i}-of-00005.safetensors": {f"t{i}": np.full(3, i, np.float32)} for i in range(1, 6)}
+    index = hf_checkpoint(folder, shards)
+    names = sorted(shards)
+    outside = tmp_path / "blob"
+    shutil.move(folder / names[0], outside)
+    (folder / names[0]).symlink_to(outside)
+    (folder / names[1]).unlink()
+    os.mkfifo(folder / names[1])
+    (folder / names[2]).unlink()
+    (folder / names[2]).mkdir()
+    (folder / names[3]).unlink()
+
+    def seen() -> tuple[list[str], list[tuple[str | None, str, str]]]:
+        with open_path(index) as tf:
+            values = [(t.shard, t.name, to_dense(tf, t).tobytes().hex()) for t in tf.tensors if not t.has_errors]
+            return sorted(p.describe() for p in tf.all_problems()), values
+
+    from ztviewer.codec.multifile import shards as shards_module
+
+    one_call = seen()
+    monkeypatch.setattr(shards_module, "NO_LINK_FLAGS", 0)
+    assert seen() == one_call
+    problems, values = one_call
+    assert values == [(names[0], "t1", np.full(3, 1, np.float32).tobytes().hex()),
+                      (names[4], "t5", np.full(3, 5, np.float32).tobytes().hex())]
+    assert any(str(outside) in p and "outside the set's folder" in p for p in problems)
+    assert any(names[1] in p and "FIFO" in p for p in problems)
+    assert any(names[2] in p and "folder, not a regular file" in p for p in problems)
+    assert any(names[3] in p and "missing" in p for p in problems)

@@ -23,7 +23,7 @@ from ..format_handler import FormatHandler
 from ..huge_int import from_digits
 from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
 from ..source import Source
-from .safetensors_columns import METADATA_KEY, no_key_dropped, plain_header, plain_metadata
+from .safetensors_columns import METADATA_KEY, plain_header
 from .safetensors_tensors import checked_tensors, fast_tensors, json_type
 
 MAX_HEADER = 100_000_000  # the reference reader's cap
@@ -36,7 +36,6 @@ MAX_METADATA_DEPTH = 64  # nesting kept of a non-string metadata value; deeper i
 _JSON_SPACE = " \t\n\r"
 _KEY = re.compile(r'("(?:[^"\\]|\\.)*")\s*:')  # a JSON string followed by ':' is an object key
 _first = itemgetter(0)
-_ABSENT = object()
 
 
 def sniff(head: bytes, size: int) -> bool:
@@ -69,24 +68,6 @@ def _read_plain(source: Source, n: int) -> TensorFile | None:
         return None
     metadata, tensors = plain
     return _tensor_file(source, n, metadata, tensors, [])
-
-
-def split_plain_header(text: bytes) -> tuple[dict[str, str], dict[str, Any]] | None:
-    """``(metadata, tensor entries)`` of a header text that begins with ``{`` and ends with ``}`` (spaces may
-    follow), decoded into dicts, when no key was dropped as a duplicate
-    (:func:`~.safetensors_columns.no_key_dropped`) and ``__metadata__``, if present, maps strings to strings;
-    else ``None``."""
-    try:
-        header = _loads(text)
-        keys = len(header) + sum(map(len, header.values()))
-    except (ValueError, TypeError, RecursionError):  # not JSON, or some value without keys
-        return None
-    if not no_key_dropped(text, keys):
-        return None
-    metadata = header.pop(METADATA_KEY, _ABSENT)
-    if metadata is _ABSENT:
-        return {}, header
-    return (metadata, header) if plain_metadata(metadata) else None
 
 
 def _tensor_file(source: Source, n: int, metadata: dict[str, Any], tensors: MutableSequence[Tensor],

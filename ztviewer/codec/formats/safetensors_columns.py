@@ -34,7 +34,7 @@ PIECE_BYTES = 1 << 16  # some 1,000 entries of the reference writer
 ITEMSIZE = {st: DTYPES[canonical].itemsize for st, canonical in SAFETENSORS_TO_CANONICAL.items()}
 _dtype, _shape, _offsets = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
 _flatten = chain.from_iterable
-_DICT, _TWO = {dict}, {2}
+_DICT, _TWO, _STR = {dict}, {2}, {str}
 _KEY_END = b'":'  # ends every key of a header with no whitespace before a colon
 _SPACE_COLON = (b" :", b"\t:", b"\n:", b"\r:")
 _ABSENT = object()
@@ -132,7 +132,7 @@ def _pieces(raw: bytes) -> Iterator[bytes]:
 
 def plain_metadata(value: Any) -> bool:
     """Whether a decoded ``__metadata__`` value is what the plain path keeps as is: a map of strings to strings."""
-    return type(value) is dict and all(type(v) is str for v in value.values())
+    return type(value) is dict and set(map(type, value.values())) <= _STR
 
 
 def no_key_dropped(raw: bytes, keys: int) -> bool:

@@ -2,8 +2,8 @@
 
 The single-file reader (:mod:`ztviewer.codec.formats.safetensors`) costs some microseconds per call beyond the JSON
 itself; over 1,000 small shards that is most of the opening time. Here the headers of a whole set are checked
-together, with C-level ``map``/``set`` passes over all their entries, and each shard's tensors are listed as a lazy
-:class:`~ztviewer.codec.tensor_table.TensorTable` with their shard already named. The path is conservative: it
+together, with C-level ``map``/``set`` passes over all their entries, and their tensors are listed as one lazy
+:class:`~ztviewer.codec.tensor_table.TensorTable` with each one's shard already named. The path is conservative: it
 accepts only headers the single-file reader's fast path accepts with no problem at all (no padding other than
 spaces, no duplicate keys, string-only ``__metadata__``, valid dtypes and shapes, contiguous offsets exactly
 covering the buffer), and answers ``None`` for a shard otherwise, which the caller then reads with the single-file
@@ -11,62 +11,98 @@ reader, so every problem is still reported by one implementation.
 """
 from __future__ import annotations
 
-from itertools import accumulate, chain
+from itertools import accumulate, chain, repeat
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from ..dtypes import SAFETENSORS_TO_CANONICAL
-from ..formats.safetensors import split_plain_header
-from ..formats.safetensors_columns import ITEMSIZE
+from ..formats.safetensors import parse_json
+from ..formats.safetensors_columns import ITEMSIZE, METADATA_KEY, no_key_dropped, plain_metadata
 from ..plain_columns import plain_columns
 from ..tensor_table import TensorTable
+from .shard_view import ShardView
 
 _dtype, _shape, _offsets = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
 _flatten = chain.from_iterable
+_ABSENT = object()
 
 
-def parse_header(head: bytes, size: int) -> tuple[int, dict[str, str], dict[str, Any]] | None:
-    """``(header length, metadata, tensor entries)`` of a plain header held in ``head``, else ``None``.
+def decode_headers(heads: list[bytes], sizes: list[int]
+                   ) -> tuple[list[int], list[dict[str, str]], list[dict[str, Any]], bytes, int] | None:
+    """``(header lengths, metadata, tensor entries, header texts joined, metadata keys)`` of plain headers held in
+    ``heads`` (each the first bytes of a file of ``sizes``), else ``None``: each a JSON object, ``{`` … ``}`` with
+    nothing after but spaces, whose ``__metadata__`` (if any) maps strings to strings. That no key was dropped
+    as a duplicate is for the caller to check, once it knows how many keys the entries hold
+    (:func:`~ztviewer.codec.formats.safetensors_columns.no_key_dropped` over the joined texts: each text writes
+    at least as many keys as it decodes to, so the sums are equal only when every text's are)."""
+    lengths: list[int] = []
+    metadata: list[dict[str, str]] = []
+    groups: list[dict[str, Any]] = []
+    texts: list[bytes] = []
+    keys = 0
+    for head, size in zip(heads, sizes):
+        n = int.from_bytes(head[:8], "little")
+        if n == 0 or 8 + n > len(head) or 8 + n > size:
+            return None
+        text = head[8:8 + n]
+        if text[:1] != b"{" or text.rstrip(b" ")[-1:] != b"}":
+            return None
+        try:
+            entries = parse_json(text)
+        except (ValueError, RecursionError):  # not JSON
+            return None
+        found = entries.pop(METADATA_KEY, _ABSENT)
+        if found is _ABSENT:
+            found = {}
+        elif plain_metadata(found):
+            keys += 1 + len(found)
+        else:
+            return None
+        lengths.append(n)
+        metadata.append(found)
+        groups.append(entries)
+        texts.append(text)
+    return lengths, metadata, groups, b"".join(texts), keys
 
-    Decoded and checked by the single-file reader's :func:`~ztviewer.codec.formats.safetensors.split_plain_header`.
-    """
-    n = int.from_bytes(head[:8], "little")
-    if n == 0 or 8 + n > len(head) or 8 + n > size:
+
+def read_set(heads: list[bytes], sizes: list[int], shards: list[str], sources: list[Any], first_index: int = 0
+             ) -> tuple[TensorTable, list[tuple[int, dict[str, str], int]]] | None:
+    """Read several plain headers at once: one :class:`~ztviewer.codec.tensor_table.TensorTable` of all their
+    tensors in order (numbered from ``first_index``, carrying ``shard``, ``source`` and ``index_in_shard``), and
+    per shard ``(header length, metadata, number of tensors)``; ``None`` when any header is not plain. A plain
+    shard's tensors tile its byte buffer, so its data bytes are its size less the header."""
+    decoded = decode_headers(heads, sizes)
+    if decoded is None:
         return None
-    text = head[8:8 + n].rstrip(b" ")
-    if text[:1] != b"{" or text[-1:] != b"}":
+    lengths, metadata, groups, text, metadata_keys = decoded
+    counts = list(map(len, groups))
+    buffer_lens = [size - 8 - n for n, size in zip(lengths, sizes)]
+    flat = check_entries(groups, counts, buffer_lens)
+    # each entry is a name and three keys, so fewer keys than the texts write means one was dropped as a duplicate
+    if flat is None or not no_key_dropped(text, 4 * len(flat[0]) + metadata_keys):
         return None
-    split = split_plain_header(text)
-    return None if split is None else (n, *split)
+    names, dtypes, shapes, begins, spans = flat
+    offsets = begins + np.repeat(np.array(lengths, dtype=np.uint64) + np.uint64(8), counts)
+    columns = (list(_flatten(map(repeat, shards, counts))), list(_flatten(map(repeat, sources, counts))),
+               list(_flatten(map(range, counts))))
+    table = TensorTable(names, dtypes, shapes, offsets, spans, 0, first_index, shards=columns)
+    return table, list(zip(lengths, metadata, counts))
 
 
 def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources: list[Any], first_index: int
-               ) -> list[tuple[int, dict[str, str], TensorTable, int]] | None:
-    """Read several plain headers at once: per shard ``(header length, metadata, tensors, data bytes)``.
-
-    Each shard's tensors are a :class:`~ztviewer.codec.tensor_table.TensorTable` (built when used), numbered
-    from ``first_index`` across the batch and carrying ``shard``, ``source`` and ``index_in_shard``. ``None``
-    when any header is not plain.
-    """
-    parsed = [parse_header(head, size) for head, size in zip(heads, sizes)]
-    if None in parsed:
+               ) -> list[tuple[int, dict[str, str], ShardView, int]] | None:
+    """:func:`read_set` per shard: ``(header length, metadata, tensors, data bytes)``, the tensors a
+    :class:`~.shard_view.ShardView` of the set's table; ``None`` when any header is not plain."""
+    found = read_set(heads, sizes, shards, sources, first_index)
+    if found is None:
         return None
-    groups = [p[2] for p in parsed]  # type: ignore[index]
-    counts = list(map(len, groups))
-    buffer_lens = [size - 8 - p[0] for p, size in zip(parsed, sizes)]  # type: ignore[index]
-    flat = check_entries(groups, counts, buffer_lens)
-    if flat is None:
-        return None
-    names, dtypes, shapes, begins, lengths = flat
+    table, headers = found
     result, start = [], 0
-    for (n, metadata, _), entries, shard, source in zip(parsed, counts, shards, sources):  # type: ignore[misc]
-        stop = start + entries
-        table = TensorTable(names[start:stop], dtypes[start:stop], shapes[start:stop], begins[start:stop],
-                            lengths[start:stop], 8 + n, first_index + start, (shard, source))
-        result.append((n, metadata, table, int(lengths[start:stop].sum())))
-        start = stop
+    for (n, metadata, count), size in zip(headers, sizes):
+        result.append((n, metadata, ShardView(table, start, start + count), size - 8 - n))
+        start += count
     return result
 
 

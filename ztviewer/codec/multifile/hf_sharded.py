@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import CodecError, SchemaError
 from ..model import Tensor, building_many
+from ..tensor_table import TensorTable
 from .shard_source import SourcePool
 from .shards import (
     CancelCheck,
@@ -94,14 +95,24 @@ def read_hf_index(
         mapped[shard_name].append(name)
     pool = SourcePool()
     with building_many():
-        shards = load_shards(folder, sorted(mapped), pool, progress, cancelled)
+        shards, table = load_shards(folder, sorted(mapped), pool, progress, cancelled)
         tf = TensorSet(path=path, format=FORMAT, variant=VARIANT, attributes=dict(metadata),
                        problems=issues.problems, source=None, shards=shards, pool=pool)
-        if _assemble(tf, weight_map, mapped, issues):
+        if table is not None and _as_mapped(table, weight_map, shards):
+            tf.tensors = table
+        elif _assemble(tf, weight_map, mapped, issues):
             tf.renumber()
         _check_total_size(metadata, weight_map, tf.tensors, shards, issues)
         tf.extra.update(folder=folder, shard_count=len(shards), shards=[s.describe() for s in shards])
     return tf
+
+
+def _as_mapped(table: TensorTable, weight_map: dict[str, str], shards: list[Shard]) -> bool:
+    """Whether the table of every shard's tensors is exactly what ``weight_map`` maps (each tensor once, in the shard
+    it is mapped to) and every shard lies in the set's folder: then it is the set's list, with nothing to report."""
+    if len(table) != len(weight_map) or any(s.outside is not None or not s.readable for s in shards):
+        return False
+    return dict(zip(table.names, table.shards[0])) == weight_map  # type: ignore[index]
 
 
 def _assemble(tf: TensorSet, weight_map: dict[str, str], mapped: dict[str, list[str]], issues: ProblemLog) -> bool:

@@ -1,27 +1,61 @@
 """Sources for the shards of a multi-file set: many files open at once, few descriptors and maps held.
 
 A set of 1,000 shards must not keep 1,000 descriptors and 1,000 maps (macOS allows 256 descriptors per
-process by default). A :class:`ShardSource` reads its first :data:`HEAD_BYTES` with one ``read`` when opened, and
-the rest of a longer safetensors header with a second one, then closes the file again; it maps the file only when bytes
-past that head are asked for. A :class:`SourcePool` keeps at most ``max_mapped`` shards mapped and parks
-the least recently used one when another needs its map. A parked shard maps again on its next access, after
-checking that the file still has the size and modification time it had when the set was opened.
+process by default). A :class:`ShardSource` is made from what :func:`read_head` read when the shard was
+opened: its first :data:`HEAD_BYTES` with one ``read`` (the rest of a longer safetensors header with a second
+one), the file closed again; it maps the file only when bytes past that head are asked for. A
+:class:`SourcePool` keeps at most ``max_mapped`` shards mapped and parks the least recently used one when another
+needs its map. A parked shard maps again on its next access, after checking that the file still has the size and
+modification time it had when the set was opened.
 """
 from __future__ import annotations
 
+import errno
 import mmap
 import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 
 from ..errors import CodecError
-from ..portable import open_regular, open_regular_fd
+from ..portable import O_BINARY, O_CLOEXEC, NotARegularFile, file_kind, open_regular, open_regular_fd
 from ..source import Source, file_stamp, remember_map
 
-HEAD_BYTES = 4096
+HEAD_BYTES = 64 << 10  # the length prefix and the whole header of nearly every shard
+KEPT_HEAD_BYTES = 4096  # of a head read past its header, what is kept
 MAX_HEAD_BYTES = 16 << 20  # a longer safetensors header is read through the map
 MAX_MAPPED = 64
+#: Flags that open a file without following a link in the last step of its path and without blocking (a FIFO),
+#: where the system has both; else 0 (open with :func:`~ztviewer.codec.portable.open_regular_fd` instead).
+_NO_FOLLOW, _NO_BLOCK = getattr(os, "O_NOFOLLOW", 0), getattr(os, "O_NONBLOCK", 0)
+NO_LINK_FLAGS = os.O_RDONLY | O_BINARY | O_CLOEXEC | _NO_FOLLOW | _NO_BLOCK if _NO_FOLLOW and _NO_BLOCK else 0
+#: What :func:`read_head` found: the file's stamp (size, modification time, file number) and its head.
+Head = tuple[tuple[int, int, int], bytes]
+
+
+def read_head(path: str, fd: int | None = None) -> Head:
+    """Stamp and head of a regular file: its first :data:`HEAD_BYTES` (and the rest of a longer safetensors header,
+    up to :data:`MAX_HEAD_BYTES`), of which no more than the header (or :data:`KEPT_HEAD_BYTES`) is kept. Reads
+    ``fd`` when given (opened with :data:`NO_LINK_FLAGS`), else opens ``path`` with
+    :func:`~ztviewer.codec.portable.open_regular_fd`; the descriptor is closed. Anything but a regular file
+    raises :class:`~ztviewer.codec.portable.NotARegularFile`."""
+    if fd is None:
+        fd = open_regular_fd(path)  # a FIFO or device named as a shard would block or never end
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise NotARegularFile(errno.EINVAL, f"{file_kind(found.st_mode)}, not a regular file", path)
+        head = os.read(fd, HEAD_BYTES)
+        if len(head) >= 8:
+            end = 8 + int.from_bytes(head[:8], "little")
+            if len(head) < end <= min(found.st_size, MAX_HEAD_BYTES):
+                head += os.read(fd, end - len(head))
+            elif len(head) > max(end, KEPT_HEAD_BYTES):
+                head = head[:max(end, KEPT_HEAD_BYTES)]
+    finally:
+        os.close(fd)
+    return file_stamp(found), head
 
 
 class ShardChanged(CodecError):
@@ -72,26 +106,17 @@ class ShardSource(Source):
         The shard file.
     pool:
         The pool shared by every shard of the set.
+    head:
+        What :func:`read_head` read of the file, if the caller did it; else it is done here.
     """
 
-    def __init__(self, path: str, pool: SourcePool) -> None:
+    def __init__(self, path: str, pool: SourcePool, head: Head | None = None) -> None:
         self.path = path
         self._pool = pool
         self._file = self._map = self._buffer = None
         self._closed = False
-        fd = open_regular_fd(path)  # a FIFO or device named as a shard would block or never end
-        try:
-            stat = os.fstat(fd)
-            self.size = size = stat.st_size
-            self._stamp = file_stamp(stat)
-            head = os.read(fd, HEAD_BYTES)
-            if len(head) >= 8:
-                end = 8 + int.from_bytes(head[:8], "little")
-                if len(head) < end <= min(size, MAX_HEAD_BYTES):
-                    head += os.read(fd, end - len(head))
-            self._head = head
-        finally:
-            os.close(fd)
+        self._stamp, self._head = read_head(path) if head is None else head
+        self.size = self._stamp[0]
 
     # -- the map -----------------------------------------------------------------------------------------
     def _mapped(self, checked_by: Source | None = None) -> memoryview:
@@ -130,7 +155,7 @@ class ShardSource(Source):
 
     @property
     def prefix(self) -> bytes:
-        """The bytes read at open: the first :data:`HEAD_BYTES`, or the whole header when it is longer."""
+        """The bytes read at open (:func:`read_head`): at least the whole header, if it is not too long."""
         return self._head
 
     @property

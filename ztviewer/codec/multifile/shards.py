@@ -21,8 +21,10 @@ from ..huge_int import from_digits
 from ..model import Problem, Region, Severity, Tensor, TensorFile
 from ..portable import open_regular
 from ..source import Source
-from .fast_headers import read_batch
-from .shard_source import ShardSource, SourcePool
+from ..tensor_table import TensorTable
+from .fast_headers import read_set
+from .shard_source import NO_LINK_FLAGS, Head, ShardSource, SourcePool, read_head
+from .shard_view import ShardView
 
 Progress = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
@@ -206,7 +208,8 @@ def open_shard(folder: str, name: str, pool: SourcePool, home: str | None = None
         return Shard(name, name, error="the shard path must be relative to the set's folder and stay inside it")
     shard = Shard(name, path)
     try:
-        shard.source = ShardSource(path, pool)
+        head = _head_of_unlinked(path) if path == folder + os.sep + name else None
+        shard.source = ShardSource(path, pool, head)
     except FileNotFoundError:
         shard.missing = True
     except OSError as exc:
@@ -214,10 +217,24 @@ def open_shard(folder: str, name: str, pool: SourcePool, home: str | None = None
     except ValueError:  # a lone surrogate no file system encoding takes
         shard.error = "the shard name is not valid Unicode, so no file can have it"
     else:
-        outside = _outside(folder, name, path, home)
+        outside = None if head is not None else _outside(folder, name, path, home)
         if outside is not None:
             shard.outside = outside
     return shard
+
+
+def _head_of_unlinked(path: str) -> Head | None:
+    """What :func:`~.shard_source.read_head` reads of ``path`` opened with one call that follows no link in its
+    last step (:data:`~.shard_source.NO_LINK_FLAGS`), or ``None`` when the system cannot or that open fails: a link
+    (whose target must be looked at), a missing file, …; the usual open then says why. The file so read lies in
+    the folder: its name has no separator and is no link."""
+    if not NO_LINK_FLAGS:
+        return None
+    try:
+        fd = os.open(path, NO_LINK_FLAGS)
+    except (OSError, ValueError):
+        return None
+    return read_head(path, fd)
 
 
 def _outside(folder: str, name: str, path: str, home: str | None) -> str | None:
@@ -230,8 +247,9 @@ def _outside(folder: str, name: str, path: str, home: str | None) -> str | None:
 
 
 def load_shards(folder: str, names: list[str], pool: SourcePool, progress: Progress | None,
-                cancelled: CancelCheck | None) -> list[Shard]:
-    """Open every listed shard and read its header, reporting ``progress(done, total)``.
+                cancelled: CancelCheck | None) -> tuple[list[Shard], TensorTable | None]:
+    """Open every listed shard and read its header, reporting ``progress(done, total)``: the shards, and the table of
+    all their tensors in order when every shard opened was read on the batch path (``None`` otherwise).
 
     Tensors are numbered across the set in shard order. Raises :class:`Cancelled` (closing what was opened)
     when ``cancelled()`` turns true.
@@ -248,38 +266,45 @@ def load_shards(folder: str, names: list[str], pool: SourcePool, progress: Progr
             shards.append(open_shard(folder, name, pool, home))
             if progress is not None:
                 progress(done, total)
-        _read_headers(shards)
+        table = _read_headers(shards)
     except BaseException:
         for shard in shards:
             if shard.source is not None:
                 shard.source.close()
         raise
-    return shards
+    return shards, table
 
 
-def _read_headers(shards: list[Shard]) -> None:
-    """Parse every opened shard's header: all plain ones in one batch, any other with the full reader."""
+def _read_headers(shards: list[Shard]) -> TensorTable | None:
+    """Parse every opened shard's header: all plain ones in one batch (their table is returned), any other with
+    the full reader."""
     opened = [s for s in shards if s.source is not None]
-    if _read_fast(opened, 0):
-        return
+    table = _read_fast(opened, 0)
+    if table is not None:
+        return table
     index = 0
     handler = registry.handler_named("safetensors")
     for shard in opened:
-        if not _read_fast([shard], index):
+        if _read_fast([shard], index) is None:
             _read_slow(shard, handler, index)
         index += len(shard.tensors)
+    return None
 
 
-def _read_fast(shards: list[Shard], first_index: int) -> bool:
+def _read_fast(shards: list[Shard], first_index: int) -> TensorTable | None:
     sources = [s.source for s in shards]
-    batch = read_batch([s.prefix for s in sources], [s.size for s in sources],  # type: ignore[union-attr]
-                       [s.name for s in shards], sources, first_index)
-    if batch is None:
-        return False
-    for shard, (n, metadata, tensors, data_bytes) in zip(shards, batch):
-        shard.header_length, shard.attributes, shard.tensors, shard.data_bytes = n, metadata, tensors, data_bytes
+    found = read_set([s.prefix for s in sources], [s.size for s in sources],  # type: ignore[union-attr]
+                     [s.name for s in shards], sources, first_index)
+    if found is None:
+        return None
+    table, headers = found
+    start = 0
+    for shard, source, (n, metadata, count) in zip(shards, sources, headers):
+        shard.header_length, shard.attributes, shard.data_bytes = n, metadata, source.size - 8 - n  # type: ignore[union-attr]
+        shard.tensors = ShardView(table, start, start + count)
         shard.readable = shard.plain = True
-    return True
+        start += count
+    return table
 
 
 def _read_slow(shard: Shard, handler: registry.FormatHandler, index: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,13 +145,16 @@ def read_spark_dataset(
     pool = SourcePool()
     extra: dict[str, Any] = {"folder": folder}
     with building_many():
-        shards = load_shards(folder, [e.path for e in entries], pool, progress, cancelled)
-        tensors: list[Tensor] = []
+        shards, table = load_shards(folder, [e.path for e in entries], pool, progress, cancelled)
+        tensors: MutableSequence[Tensor] = []
         checker = SchemaChecker(schema)
         for entry, shard in zip(entries, shards):
             shard.info = {"samples_count": entry.samples_count, "bytes": entry.bytes}
             _check_shard(entry, shard, checker, issues)
-            tensors.extend(shard.tensors)
+            if table is None:
+                tensors.extend(shard.tensors)
+        if table is not None:  # every shard opened was read on the batch path: it lists their tensors in order
+            tensors = table
         _check_totals(doc, entries, issues)
         _check_orphans(folder, {os.path.normpath(e.path) for e in entries}, issues)
         index_path = os.path.join(folder, INDEX_NAME)

@@ -10,18 +10,17 @@ are compared, since the last batch of a task may be shorter.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Any
 
 from ..dtypes import SAFETENSORS_TO_CANONICAL
 from ..model import Tensor
+from .shard_view import layout_of
 from .shards import ProblemLog, Shard, sample_names
 
 SCHEMA_DTYPES = ("F16", "F32", "F64", "BF16", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64")
 RULE_SCHEMA = "each shard's tensors have the schema's dtype and per-sample shape"
 RULE_SAMPLES = "samples_count is the number of samples the shard holds"
 _SPELLING = {canonical: st for st, canonical in SAFETENSORS_TO_CANONICAL.items()}
-_layout = attrgetter("name", "dtype", "shape")
 
 
 def st_dtype(canonical: str) -> str:
@@ -64,7 +63,7 @@ class SchemaChecker:
 
     def check(self, shard: Shard, issues: ProblemLog) -> int | None:
         """The shard's sample count (``None`` if unknown), logging every disagreement with the schema."""
-        layout = tuple(map(_layout, shard.tensors))
+        layout = layout_of(shard.tensors)
         if layout in self._clean:
             return self._clean[layout]
         before = shard.problems
