@@ -1,7 +1,7 @@
-"""What each format module offers the registry: how to recognise its files and how to read them.
+"""What the registry knows of each format: how to recognise its files and how to read them.
 
-A format module defines one ``HANDLER``; :mod:`.registry` lists the built-in modules and registers their
-handlers, so format modules never import the registry (which would make the two import each other).
+:mod:`.registry` defines the built-in formats' handlers (each sniffs with :mod:`.formats.magic` and imports its
+format module on its first read); format modules never import the registry (the two would import each other).
 """
 from __future__ import annotations
 

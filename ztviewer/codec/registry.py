@@ -1,7 +1,9 @@
-"""Format registry: the built-in format modules' handlers (a sniff function, a reader and optionally a writer),
-plus any registered with :func:`register`.
+"""Format registry: a handler (a sniff function, a reader and optionally a writer) for each built-in format, plus
+any registered with :func:`register`.
 
-Detection is by magic bytes only; the extension is used as a hint for the message when nothing matches.
+Detection is by magic bytes only; the extension is used as a hint for the message when nothing matches. The
+built-in handlers sniff with :mod:`.formats.magic` and import their format's reader on its first read, so opening
+a file imports the reader of its format only.
 """
 from __future__ import annotations
 
@@ -10,10 +12,46 @@ import os
 from .append_journal import journal_exists
 from .errors import CodecError, UnknownFormat
 from .format_handler import HEAD_BYTES, FormatHandler, Reader
+from .formats.magic import sniff_blz, sniff_safetensors, sniff_zt, sniff_zt_v2, sniff_zt_v2_tail
 from .model import Problem, Severity, TensorFile
 from .source import Source
 
-_HANDLERS: list[FormatHandler] = []
+
+def _read_blz(source: Source) -> TensorFile:
+    from .formats import blz
+
+    return blz.read(source)
+
+
+def _read_safetensors(source: Source) -> TensorFile:
+    from .formats import safetensors
+
+    return safetensors.read(source)
+
+
+def _read_zt(source: Source) -> TensorFile:
+    from .formats import zt
+
+    return zt.read(source)
+
+
+def _read_zt_v2(source: Source) -> TensorFile:
+    from .formats import zt_v2
+
+    return zt_v2.read(source)
+
+
+#: the built-in formats, in detection order
+BUILTIN_HANDLERS = (
+    FormatHandler(name="blz", description="BLZ1 tensor train", extensions=(".blz",), sniff=sniff_blz,
+                  read=_read_blz),
+    FormatHandler(name="safetensors", description="Hugging Face safetensors", extensions=(".safetensors",),
+                  sniff=sniff_safetensors, read=_read_safetensors),
+    FormatHandler(name="zt", description="zTensor 0.1 / 1.x", extensions=(".zt",), sniff=sniff_zt, read=_read_zt),
+    FormatHandler(name="zt-v2", description="zTensor v2 (ztensor 2.x)", extensions=(".zt",), sniff=sniff_zt_v2,
+                  read=_read_zt_v2, sniff_tail=sniff_zt_v2_tail),
+)
+_HANDLERS: list[FormatHandler] = list(BUILTIN_HANDLERS)
 
 
 def register(handler: FormatHandler) -> FormatHandler:
@@ -23,7 +61,6 @@ def register(handler: FormatHandler) -> FormatHandler:
 
 
 def handlers() -> list[FormatHandler]:
-    _load_builtin_formats()
     return list(_HANDLERS)
 
 
@@ -100,20 +137,6 @@ def _unknown_format_error(source: Source, head: bytes) -> UnknownFormat:
     }.get(hint, "known formats: zTensor (.zt), safetensors, BLZ1 (.blz)")
     return UnknownFormat(f"not a tensor file ztviewer can read: {what}; {expected}", offset=0,
                          rule="format detection by magic bytes")
-
-
-_BUILTINS_LOADED = False
-
-
-def _load_builtin_formats() -> None:
-    """Register the built-in formats, in detection order, on first use (importing them costs start-up time)."""
-    global _BUILTINS_LOADED
-    if not _BUILTINS_LOADED:
-        from .formats import blz, safetensors, zt, zt_v2
-
-        for module in (blz, safetensors, zt, zt_v2):
-            register(module.HANDLER)
-        _BUILTINS_LOADED = True
 
 
 __all__ = [

@@ -14,6 +14,7 @@ from tests._tt import random_cores
 from ztviewer.codec import registry, tt
 from ztviewer.codec.errors import CodecError, OutOfBounds
 from ztviewer.codec.formats import blz
+from ztviewer.codec.formats.magic import sniff_blz
 from ztviewer.codec.model import Severity
 from ztviewer.codec.source import Source
 
@@ -154,8 +155,8 @@ def test_built_file_round_trips_real_and_complex():
 
 
 def test_sniff_takes_any_blz_magic():
-    assert blz.sniff(b"BLZ1\x01", 100) and blz.sniff(b"BLZ9", 4)
-    assert not blz.sniff(b"BLX1", 100) and not blz.sniff(b"", 0)
+    assert sniff_blz(b"BLZ1\x01", 100) and sniff_blz(b"BLZ9", 4)
+    assert not sniff_blz(b"BLX1", 100) and not sniff_blz(b"", 0)
 
 
 @pytest.mark.parametrize("overrides, text, offset", [

@@ -21,6 +21,7 @@ from ztviewer.codec import registry
 from ztviewer.codec.dtypes import DTYPES, SAFETENSORS_TO_CANONICAL
 from ztviewer.codec.errors import CodecError, HeaderError
 from ztviewer.codec.formats import safetensors as st_reader
+from ztviewer.codec.formats.magic import sniff_safetensors
 from ztviewer.codec.formats.safetensors_tensors import checked_tensors, fast_tensors
 from ztviewer.codec.model import Severity
 from ztviewer.codec.source import Source
@@ -206,16 +207,16 @@ def test_damaged_tensor_keeps_declared_shape_and_sound_neighbours():
 
 @pytest.mark.parametrize("size", range(8))
 def test_sniff_rejects_files_shorter_than_nine_bytes(size):
-    assert not st_reader.sniff(b"\x02" + b"\0" * 7 + b"{}"[: max(0, size - 8)], size)
+    assert not sniff_safetensors(b"\x02" + b"\0" * 7 + b"{}"[: max(0, size - 8)], size)
     tf = open_bytes(b"\x02\0\0\0\0\0\0\0"[:size])
     assert not tf.readable and errors(tf)
 
 
 def test_sniff_accepts_absurd_header_length_and_leading_space():
-    assert st_reader.sniff(struct.pack("<Q", 2**64 - 1) + b'{"a":', 1000)
-    assert st_reader.sniff(struct.pack("<Q", 10) + b'  {"a":1}', 1000)
-    assert not st_reader.sniff(struct.pack("<Q", 2) + b"[]", 10)
-    assert not st_reader.sniff(b"BLZ1\x01\x00\x03\x00" + b"\0" * 8, 100)
+    assert sniff_safetensors(struct.pack("<Q", 2**64 - 1) + b'{"a":', 1000)
+    assert sniff_safetensors(struct.pack("<Q", 10) + b'  {"a":1}', 1000)
+    assert not sniff_safetensors(struct.pack("<Q", 2) + b"[]", 10)
+    assert not sniff_safetensors(b"BLZ1\x01\x00\x03\x00" + b"\0" * 8, 100)
 
 
 def test_header_longer_than_file_is_fatal_without_allocating():
@@ -339,7 +340,7 @@ def test_header_level_rules(header, fatal, text):
 
 
 def test_header_that_is_not_an_object_is_fatal():
-    assert not st_reader.sniff(build("[1,2]"), 16)
+    assert not sniff_safetensors(build("[1,2]"), 16)
     with pytest.raises(HeaderError, match="must be a JSON object"):
         st_reader.read(Source.from_bytes(build("[1,2]")))
 

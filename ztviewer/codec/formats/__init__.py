@@ -1,1 +1,2 @@
-"""Format modules: each defines a ``HANDLER``; :mod:`ztviewer.codec.registry` lists the built-in ones."""
+"""Format modules: one reader per format; :mod:`.magic` recognises them and :mod:`ztviewer.codec.registry`
+lists the built-in ones."""

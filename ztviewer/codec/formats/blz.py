@@ -15,21 +15,15 @@ import os
 import struct
 
 from ..errors import HeaderError, TruncatedFile, UnknownDType, UnsupportedFormat
-from ..format_handler import FormatHandler
 from ..model import Component, Problem, Region, Tensor, TensorFile, error, warning
 from ..source import Source
+from .magic import BLZ_MAGIC as MAGIC
 
-MAGIC = b"BLZ1"
 FIXED_HEADER = 15
 U64_MAX = (1 << 64) - 1
 DTYPE_TAGS = {0: ("float64", 8), 1: ("complex128", 16)}
 RULE_RANKS = "ranks[0] == ranks[ndim] == 1"
 RULE_CORES = "the cores exactly fill the file after the header"
-
-
-def sniff(head: bytes, size: int) -> bool:
-    """Any ``BLZ`` magic, so that other versions are reported as unsupported rather than unknown."""
-    return head[:3] == b"BLZ"
 
 
 def read(source: Source) -> TensorFile:
@@ -132,5 +126,3 @@ def _add_cores(tensor: Tensor, shape: tuple[int, ...], ranks: tuple[int, ...], i
 def _stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0] or path
 
-
-HANDLER = FormatHandler(name="blz", description="BLZ1 tensor train", extensions=(".blz",), sniff=sniff, read=read)

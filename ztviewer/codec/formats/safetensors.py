@@ -19,10 +19,10 @@ except ImportError:  # pragma: no cover - depends on the environment
     orjson = None  # type: ignore[assignment]  # the json module reads the same headers
 
 from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, TruncatedFile
-from ..format_handler import FormatHandler
 from ..huge_int import from_digits
 from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
 from ..source import Source
+from .magic import JSON_SPACE as _JSON_SPACE
 from .safetensors_columns import METADATA_KEY, plain_header
 from .safetensors_tensors import checked_tensors, fast_tensors, json_type
 
@@ -33,17 +33,8 @@ RULE_START = "the header MUST begin with '{'"
 RULE_DUPLICATE = "no duplicate tensor keys"
 RULE_METADATA = "__metadata__ is a string-to-string map"
 MAX_METADATA_DEPTH = 64  # nesting kept of a non-string metadata value; deeper is dropped with a problem
-_JSON_SPACE = " \t\n\r"
 _KEY = re.compile(r'("(?:[^"\\]|\\.)*")\s*:')  # a JSON string followed by ':' is an object key
 _first = itemgetter(0)
-
-
-def sniff(head: bytes, size: int) -> bool:
-    """A u64 header length, then a header whose first non-space byte is ``{``.
-
-    The length itself is not checked, so a file with an absurd length is still reported as safetensors.
-    """
-    return size >= 9 and head[8:].lstrip(_JSON_SPACE.encode())[:1] == b"{"
 
 
 def read(source: Source) -> TensorFile:
@@ -322,6 +313,3 @@ class HeaderLocator:
         self._mark = (pos, byte)
         return 8 + byte
 
-
-HANDLER = FormatHandler(name="safetensors", description="Hugging Face safetensors", extensions=(".safetensors",),
-                        sniff=sniff, read=read)

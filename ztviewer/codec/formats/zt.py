@@ -9,21 +9,15 @@ from __future__ import annotations
 from collections.abc import MutableSequence
 from typing import Any
 
-from ..format_handler import FormatHandler
 from ..layout_check import check_layout
 from ..model import Tensor, TensorFile, building_many
 from ..source import Source
 from . import zt_objects, zt_v01, zt_v10
-from .zt_footer import MAGIC_V01, MAGIC_V1, decode_manifest, locate_manifest
+from .zt_footer import decode_manifest, locate_manifest
 from .zt_plain_bytes import read_plain
 
 ALIGNMENT = 64
 _READERS = {"v1.0": zt_v10.read_manifest, "v1.x-objects": zt_objects.read_manifest}
-
-
-def sniff(head: bytes, size: int) -> bool:
-    """``ZTEN0001`` / ``ZTEN1000``; any other ``ZTEN`` prefix is claimed too, to name the unknown version."""
-    return head[:8] in (MAGIC_V01, MAGIC_V1) or head[:4] == b"ZTEN"
 
 
 def read(source: Source) -> TensorFile:
@@ -48,5 +42,3 @@ def _read(source: Source) -> TensorFile:
     check_layout(tf, source.size, alignment=ALIGNMENT, aliases=True)
     return tf
 
-
-HANDLER = FormatHandler(name="zt", description="zTensor 0.1 / 1.x", extensions=(".zt",), sniff=sniff, read=read)

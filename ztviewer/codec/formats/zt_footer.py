@@ -22,9 +22,9 @@ from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, Truncated
 from ..huge_int import from_bignum
 from ..model import Problem, Region, warning
 from ..source import Source
+from .magic import ZT_MAGIC_V01 as MAGIC_V01
+from .magic import ZT_MAGIC_V1 as MAGIC_V1
 
-MAGIC_V01 = b"ZTEN0001"
-MAGIC_V1 = b"ZTEN1000"
 MAGIC_LEN = 8
 MAX_CBOR_DEPTH = 64
 RULE_SHARING = "manifests do not use CBOR value sharing (tags 28 / 29)"

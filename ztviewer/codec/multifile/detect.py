@@ -5,19 +5,24 @@
 - a ``.json`` file: a checkpoint index or a dataset manifest, told apart by content;
 - a shard that a sibling ``*.index.json`` maps: the whole checkpoint, with ``extra["opened_from"]``;
 - any other file: :func:`ztviewer.codec.registry.open_file`.
+
+The set readers are imported when a set is found: opening a single file (the usual case) loads none of them.
 """
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ..errors import CodecError, UnknownFormat
 from ..model import TensorFile
 from ..portable import open_regular
 from ..registry import open_file
-from .hf_sharded import INDEX_SUFFIX, is_hf_index, read_hf_index
-from .shards import CancelCheck, Progress, read_json, sample_names
-from .spark_dataset import MANIFEST_NAME, is_spark_manifest, read_spark_dataset
 
+if TYPE_CHECKING:
+    from .shards import CancelCheck, Progress
+
+INDEX_SUFFIX = ".safetensors.index.json"     # a sharded checkpoint's index: model.safetensors.index.json
+MANIFEST_NAME = "dataset_manifest.json"      # a safetensors-spark dataset's manifest
 PREFERRED_INDEX = "model" + INDEX_SUFFIX
 MAX_SNIFFED_INDEX = 64 << 20
 
@@ -51,6 +56,8 @@ def open_path(
         return _open_json(path, progress, cancelled)
     index = _index_mapping(path)
     if index is not None:
+        from .hf_sharded import read_hf_index
+
         checkpoint = read_hf_index(index, progress, cancelled)
         checkpoint.extra["opened_from"] = os.path.abspath(path)
         checkpoint.extra["note"] = (f"{os.path.basename(path)} is one shard of the checkpoint indexed by "
@@ -86,6 +93,8 @@ def _open_folder(folder: str, progress: Progress | None, cancelled: CancelCheck 
     singles = [n for n in names if n.endswith(".safetensors")]
     if len(singles) == 1:
         return open_file(os.path.join(folder, singles[0]))
+    from .shards import sample_names
+
     seen = (f"; it has {len(singles)} .safetensors files ({sample_names(singles)}) but nothing tying them "
             "together") if singles else ""
     raise UnknownFormat(f"{folder} is a folder without a tensor set: no *{INDEX_SUFFIX} (sharded checkpoint) "
@@ -94,6 +103,10 @@ def _open_folder(folder: str, progress: Progress | None, cancelled: CancelCheck 
 
 
 def _open_json(path: str, progress: Progress | None, cancelled: CancelCheck | None) -> TensorFile:
+    from .hf_sharded import is_hf_index, read_hf_index
+    from .shards import read_json
+    from .spark_dataset import is_spark_manifest, read_spark_dataset
+
     try:
         doc = read_json(path)
     except CodecError:
@@ -118,6 +131,11 @@ def _index_mapping(path: str) -> str | None:
         candidates = sorted(n for n in os.listdir(folder) if n.endswith(".index.json"))
     except OSError:
         return None
+    if not candidates:
+        return None
+    from .hf_sharded import is_hf_index
+    from .shards import read_json
+
     needle = name.encode()
     for candidate in candidates:
         full = os.path.join(folder, candidate)

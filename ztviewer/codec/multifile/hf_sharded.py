@@ -35,7 +35,6 @@ from .shards import (
 
 FORMAT = "safetensors-sharded"
 VARIANT = "hf-index"
-INDEX_SUFFIX = ".safetensors.index.json"
 RULE_MAP = "weight_map maps tensor names to shard file names"
 RULE_IN_SHARD = "every tensor in weight_map is in the shard it is mapped to"
 RULE_UNMAPPED = "every tensor in a shard is listed in weight_map"

@@ -35,7 +35,6 @@ from .spark_schema import SchemaChecker, parse_schema
 from .tensor_index import INDEX_NAME, check_tensor_index
 
 FORMAT = "safetensors-spark"
-MANIFEST_NAME = "dataset_manifest.json"
 REQUIRED = ("format_version", "safetensors_version", "total_samples", "total_bytes", "shards")
 RULE_MANIFEST = "dataset_manifest.json follows the manifest JSON schema"
 RULE_TOTALS = "totals are the sums over the shards"

@@ -12,31 +12,17 @@ Public API (all Qt-free):
 """
 from __future__ import annotations
 
-from ...format_handler import FormatHandler
+from ..magic import ZT_V2_MAGIC as MAGIC
+from ..magic import sniff_zt_v2 as sniff
+from ..magic import sniff_zt_v2_tail as sniff_tail
 from . import rules
-from .container import MAGIC
 from .content import content_digest, object_content_digest
 from .deep import deep_checks
 from .generations import Generation, find_generations
 from .reader import FORMAT, open_generation, read, read_generation_at
 
-
-def sniff(head: bytes, size: int) -> bool:
-    return head[:8] == MAGIC
-
-
-def sniff_tail(tail: bytes, size: int) -> bool:
-    """A v2 footer magic at EOF: a v2 file whose first bytes are damaged, reported as such."""
-    return tail[-8:] == MAGIC
-
-
-HANDLER = FormatHandler(
-    name=FORMAT, description="zTensor v2 (ztensor 2.x)", extensions=(".zt",), sniff=sniff, read=read,
-    sniff_tail=sniff_tail)
-
 __all__ = [
     "FORMAT",
-    "HANDLER",
     "MAGIC",
     "Generation",
     "content_digest",
@@ -48,4 +34,5 @@ __all__ = [
     "read_generation_at",
     "rules",
     "sniff",
+    "sniff_tail",
 ]

@@ -21,8 +21,8 @@ from ...errors import (
     UnsupportedFormat,
 )
 from ...source import Source
+from ..magic import ZT_V2_MAGIC as MAGIC
 
-MAGIC = b"\x89ZT2\r\n\x1a\n"
 FOOTER_SIZE = 40
 MIN_FILE_SIZE = len(MAGIC) + FOOTER_SIZE
 ALIGNMENT = 4096

@@ -13,7 +13,7 @@ import ztviewer.codec.formats.zt_v2.rules as rules
 from ...errors import Cancelled
 from ...model import Problem, TensorFile, error, warning
 from ...source import Source
-from .container import MAGIC
+from ..magic import ZT_V2_MAGIC as MAGIC
 
 CHUNK = 8 << 20
 CancelCheck = Callable[[], bool]

@@ -18,9 +18,10 @@ import numpy as np
 
 from ...model import TensorFile
 from ...source import Source
+from ..magic import ZT_V2_MAGIC as MAGIC
 from .blobs import local_spans
 from .cbor_check import decode_strict, loads_fast
-from .container import ALIGNMENT, FOOTER_SIZE, MAGIC, Footer, footer_ending_at
+from .container import ALIGNMENT, FOOTER_SIZE, Footer, footer_ending_at
 
 SEARCH_BUDGET = 4 << 20
 _MAX_PADDING = 1 << 20

@@ -8,9 +8,10 @@ import ztviewer.codec.formats.zt_v2.rules as rules
 from ...errors import CodecError, HeaderError, SchemaError
 from ...model import Region, TensorFile, building_many
 from ...source import Source
+from ..magic import ZT_V2_MAGIC as MAGIC
 from .blobs import check_blobs
 from .cbor_check import decode_strict, loads_fast
-from .container import FOOTER_SIZE, MAGIC, Footer, footer_ending_at, parse_footer, read_footer, read_manifest_bytes
+from .container import FOOTER_SIZE, Footer, footer_ending_at, parse_footer, read_footer, read_manifest_bytes
 from .generations import Generation, PrefixSource, find_generations
 from .plain_bytes import read_plain
 from .schema import Manifest, attributes_map, read_objects, read_root
