@@ -9,12 +9,8 @@ look libraries up at all).
 """
 from __future__ import annotations
 
-import ctypes.util
 import os
-import platform
 import re
-import struct
-import subprocess
 import sys
 from collections.abc import Callable, Mapping
 
@@ -85,7 +81,12 @@ _ABI = {"x86_64-64": "libc6,x86-64", "ppc64-64": "libc6,64bit", "sparc64-64": "l
 def cached_library_finder() -> Callable[[str], str | None]:
     """``ctypes.util.find_library`` answered from one ``ldconfig -p`` of the dynamic linker's cache (glibc):
     ``find_library`` runs it again on every call (~3 ms each, 16 names on an X11 desktop). Where ``ldconfig``
-    cannot be run, ``find_library`` itself."""
+    cannot be run, ``find_library`` itself. (Imported here: only an X11 start looks libraries up.)"""
+    import ctypes.util
+    import platform
+    import struct
+    import subprocess
+
     bits = "-64" if struct.calcsize("l") == 8 else "-32"
     machine = platform.machine()
     abi = "(" + _ABI.get(machine + bits, "libc6")

@@ -2,6 +2,7 @@
 the desktop entry's Exec line opens the file it is given."""
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import subprocess
@@ -146,7 +147,7 @@ def test_the_windows_session_counts_where_there_is_one(monkeypatch):
 
     headless = {"USER": "ada"}
     plain = server_name(headless)
-    monkeypatch.setattr(single_instance.ctypes, "windll", WinDLL(), raising=False)
+    monkeypatch.setattr(ctypes, "windll", WinDLL(), raising=False)
     assert single_instance.session_key(headless) == "windows-session=2"
     assert server_name(headless) != plain
 

@@ -12,7 +12,7 @@ import os
 from .append_journal import journal_exists
 from .errors import CodecError, UnknownFormat
 from .format_handler import HEAD_BYTES, FormatHandler, Reader
-from .formats.magic import sniff_blz, sniff_safetensors, sniff_zt, sniff_zt_v2, sniff_zt_v2_tail
+from .formats.magic import ZT_V2_FORMAT, sniff_blz, sniff_safetensors, sniff_zt, sniff_zt_v2, sniff_zt_v2_tail
 from .model import Problem, Severity, TensorFile
 from .source import Source
 
@@ -48,7 +48,7 @@ BUILTIN_HANDLERS = (
     FormatHandler(name="safetensors", description="Hugging Face safetensors", extensions=(".safetensors",),
                   sniff=sniff_safetensors, read=_read_safetensors),
     FormatHandler(name="zt", description="zTensor 0.1 / 1.x", extensions=(".zt",), sniff=sniff_zt, read=_read_zt),
-    FormatHandler(name="zt-v2", description="zTensor v2 (ztensor 2.x)", extensions=(".zt",), sniff=sniff_zt_v2,
+    FormatHandler(name=ZT_V2_FORMAT, description="zTensor v2 (ztensor 2.x)", extensions=(".zt",), sniff=sniff_zt_v2,
                   read=_read_zt_v2, sniff_tail=sniff_zt_v2_tail),
 )
 _HANDLERS: list[FormatHandler] = list(BUILTIN_HANDLERS)

@@ -9,10 +9,8 @@ the same "open these files" request.
 """
 from __future__ import annotations
 
-import ctypes
 import getpass
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 
@@ -62,6 +60,8 @@ def session_key(environ: Mapping[str, str]) -> str:
 
 def _windows_session_id() -> int | None:
     """The Terminal Services session of this process where the system has one (Windows), else ``None``."""
+    import ctypes  # asked only where no display or login session names the session
+
     windll = getattr(ctypes, "windll", None)
     if windll is None:
         return None
@@ -83,6 +83,8 @@ def forward_to_running_instance(paths: list[str], name: str | None = None) -> bo
     socket.connectToServer(name or server_name())
     if not socket.waitForConnected(CONNECT_TIMEOUT_MS):
         return False
+    import json  # only a second launch talks to the first
+
     payload = json.dumps({"open": [os.path.abspath(p) for p in paths]}).encode() + b"\n"
     socket.write(QByteArray(payload))
     sent = socket.waitForBytesWritten(WRITE_TIMEOUT_MS)
@@ -130,6 +132,8 @@ class InstanceServer(QObject):
             return
         line = bytes(buffer).split(b"\n", 1)[0]
         buffer.clear()
+        import json  # only a second launch talks to the first
+
         try:
             paths = [str(p) for p in json.loads(line)["open"]]
         except (ValueError, KeyError, TypeError):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ztviewer.codec.dtypes import DTYPES
-from ztviewer.codec.formats.zt_v2.reader import FORMAT as ZT_V2_FORMAT
+from ztviewer.codec.formats.magic import ZT_V2_FORMAT
 from ztviewer.codec.model import Tensor, TensorFile
 
 CODEC = "ztviewer.codec"

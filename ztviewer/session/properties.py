@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
-from ztviewer.codec.decode import SEEKABLE
 from ztviewer.codec.errors import CodecError
-from ztviewer.codec.formats.zt_v2 import content_digest, object_content_digest
 from ztviewer.codec.tensor_table import TensorTable, stored_nbytes
 from ztviewer.codec.text import printable
+from ztviewer.codec.zstd_seekable import ENCODING_ID as SEEKABLE
 
 from .file_layout import FileLayout
 from .formatting import (
@@ -186,6 +185,8 @@ NO_CONTENT_ID = "— (a part records no digest, or the file has errors)"
 def file_v2_props(tf: TensorFile) -> list[Prop]:
     if not is_v2(tf):
         return []
+    from ztviewer.codec.formats.zt_v2 import content_digest  # read already: the file is v2
+
     rows: list[Prop] = []
     if not tf.extra.get("data_shard"):
         rows.append(Prop("content id", content_digest(tf) or NO_CONTENT_ID))
@@ -213,6 +214,8 @@ def file_v2_props(tf: TensorFile) -> list[Prop]:
 def tensor_v2_props(tf: TensorFile | None, tensor: Tensor) -> list[Prop]:
     if tf is None or not is_v2(tf):
         return []
+    from ztviewer.codec.formats.zt_v2 import object_content_digest  # read already: the file is v2
+
     rows = [Prop("content id", object_content_digest(tensor) or NO_CONTENT_ID)]
     shared = [f"{role}: shared with {', '.join(c.shared_with)}" for role, c in tensor.components.items()
               if c.shared_with]

@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ztviewer.codec import Component, Tensor, TensorFile
-from ztviewer.codec.decode import SEEKABLE
+from ztviewer.codec.formats.magic import ZT_V2_FORMAT as FORMAT
 from ztviewer.codec.tensor_table import untouched_table
+from ztviewer.codec.zstd_seekable import ENCODING_ID as SEEKABLE
 from ztviewer.codec.zstd_seekable import seek_table_length as seek_table_length_of
 
 from .formatting import plural
-
-FORMAT = "zt-v2"
 
 
 def is_v2(tf: TensorFile) -> bool:

@@ -5,6 +5,7 @@ The registry asks these of every file it opens and then imports only the reader 
 """
 from __future__ import annotations
 
+ZT_V2_FORMAT = "zt-v2"   # ``TensorFile.format`` of a zTensor v2 file (``"zt"``: 0.1 / 1.x)
 BLZ_MAGIC = b"BLZ1"
 ZT_MAGIC_V01 = b"ZTEN0001"
 ZT_MAGIC_V1 = b"ZTEN1000"

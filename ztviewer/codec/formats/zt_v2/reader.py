@@ -8,6 +8,7 @@ import ztviewer.codec.formats.zt_v2.rules as rules
 from ...errors import CodecError, HeaderError, SchemaError
 from ...model import Region, TensorFile, building_many
 from ...source import Source
+from ..magic import ZT_V2_FORMAT
 from ..magic import ZT_V2_MAGIC as MAGIC
 from .blobs import check_blobs
 from .cbor_check import decode_strict, loads_fast
@@ -16,7 +17,7 @@ from .generations import Generation, PrefixSource, find_generations
 from .plain_bytes import read_plain
 from .schema import Manifest, attributes_map, read_objects, read_root
 
-FORMAT = "zt-v2"
+FORMAT = ZT_V2_FORMAT
 
 
 def read(source: Source) -> TensorFile:
