@@ -51,7 +51,12 @@ def main(files: list[str] | None = None, new_instance: bool = False,
     ``(A, B)`` opens a Compare tab (in this process: a comparison is not handed over).
     """
     from .main_window import MainWindow
-    from .single_instance import FileOpenEventFilter, InstanceServer, forward_to_running_instance
+    from .single_instance import (
+        FileOpenEventFilter,
+        InstanceServer,
+        forward_to_running_instance,
+        sends_file_open_events,
+    )
 
     files = list(files or [])
     separate = new_instance or bool(os.environ.get("ZTVIEWER_NEW_INSTANCE"))
@@ -63,9 +68,10 @@ def main(files: list[str] | None = None, new_instance: bool = False,
         server = InstanceServer(parent=window)
         server.listen()
         server.files_requested.connect(lambda paths: bring_forward(window, paths))
-    file_events = FileOpenEventFilter(window)
-    app.installEventFilter(file_events)
-    file_events.files_requested.connect(lambda paths: bring_forward(window, paths))
+    if sends_file_open_events(QApplication.platformName()):
+        file_events = FileOpenEventFilter(window)
+        app.installEventFilter(file_events)
+        file_events.files_requested.connect(lambda paths: bring_forward(window, paths))
     window.show()
     window.opener.open_paths(files)
     if compare:

@@ -147,6 +147,17 @@ class InstanceServer(QObject):
         socket.deleteLater()
 
 
+#: the Qt platforms that send ``QFileOpenEvent`` ("currently supported for macOS only", Qt's documentation; iOS too).
+#: Elsewhere files arrive on the command line, and an application-wide filter would only add a Python call to every
+#: event of the application (some 2,000 before the first file is shown).
+FILE_OPEN_PLATFORMS = ("cocoa", "ios")
+
+
+def sends_file_open_events(platform_name: str) -> bool:
+    """Whether Qt's platform ``platform_name`` (``QGuiApplication.platformName()``) sends ``QFileOpenEvent``."""
+    return platform_name in FILE_OPEN_PLATFORMS
+
+
 class FileOpenEventFilter(QObject):
     """Catches ``QEvent.FileOpen`` on the application (macOS Finder, "Open With")."""
 
