@@ -4,11 +4,12 @@ Both sides of every row start from the same settled state (another tensor shown,
 pages given back), which is not timed on either side.
 
 * first paint (warm): ours = the Inspect panel's whole path for a selected tensor (zero-copy load, strided
-  preview on a worker, levels, colour map, ``ImageItem.setImage``) until the preview is on screen, plus a forced
-  render (``grab()`` of the plot); reference = ``np.ascontiguousarray(a[::s0, ::s1])`` at the same strides from
-  a fresh ``np.memmap`` + ``ImageItem.setImage`` (auto levels, the colour map ours chose) + ``grab()`` of a plain
-  ``GraphicsLayoutWidget`` of the same size, which showed a 4 × 4 image before (its range and axes change, as
-  ours do when the selection moves from the small tensor to the big one);
+  preview — on the GUI thread when its rows are in the page cache, else on a worker —, level sample, levels,
+  colour map, ``ImageItem.setImage``) until the preview is on screen, then the pending layouts and a forced render
+  (``grab()`` of the plot); reference = ``np.ascontiguousarray(a[::s0, ::s1])`` at the same strides from a fresh
+  ``np.memmap`` + ``ImageItem.setImage`` (auto levels, the colour map ours chose), then the pending layouts and
+  ``grab()`` of a plain ``GraphicsLayoutWidget`` of the same size, which showed a 4 × 4 image before (its range
+  and axes change, as ours do when the selection moves from the small tensor to the big one);
 * cold first paint of a 16384² and a 65536×16384 plane (file dropped from the page cache before each run):
   reference = the same rows read with ``os.pread`` one after the other + setImage + grab (goal ≤ 1.5× and
   ≤ 0.3 s);
@@ -185,6 +186,7 @@ class _Viewer:
         start = time.perf_counter()
         self.panel.show_item(self.tensor)
         self.wait("first")
+        self.lay_out()
         self.heat.image.grab()
         elapsed = time.perf_counter() - start
         self._follow_preview()
@@ -204,7 +206,15 @@ class _Viewer:
 
     def show(self, data: np.ndarray) -> None:
         self.item.setImage(data, autoLevels=True)
+        self.lay_out()
         self.widget.grab()
+
+    def lay_out(self) -> None:
+        """The layouts waiting to be done before the next paint (widgets whose size hints changed, pyqtgraph's
+        plot layout), as the event loop would do them before painting; both sides, right before ``grab()``."""
+        from PySide6.QtCore import QEvent
+
+        self.app.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
     def strided_reference(self) -> float:
         """numpy strided copy from a fresh np.memmap + setImage + grab."""
@@ -290,9 +300,10 @@ def first_paint_rows(tmpdir: Path, quick: bool) -> list[dict]:
         rows = [result(f"heatmap first paint (warm): {n}² float32 raw tensor ({size})", ours_s, ref_s, "<= 1.5",
                        note=f"preview {h}×{w} (strides {s0}×{s1}); ours {ours_s * 1e3:.0f} ms from selection to a "
                        f"rendered preview; reference {ref_s * 1e3:.0f} ms: numpy strided copy from a fresh np.memmap "
-                       "+ ImageItem.setImage (auto levels, our colour map) + grab of a plot that showed a 4×4 image "
-                       "before; both timed from the same settled state; ours also draws a colour bar and takes its "
-                       "levels from a 65k-element sample"
+                       "+ ImageItem.setImage (auto levels, our colour map) + pending layouts + grab of a plot that "
+                       "showed a 4×4 image before; both timed from the same settled state, both lay out what is "
+                       "pending before the grab; ours also draws a colour bar and takes its levels from a "
+                       "65k-element sample"
                        + ("" if same else "; PREVIEW PIXELS DIFFER"))]
         refined_s, reduce_s = _alternate(lambda: viewer.ours(refined=True), viewer.reduce_reference, viewer.settle,
                                          2 if quick else 3)

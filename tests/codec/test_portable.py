@@ -143,3 +143,32 @@ def test_saving_over_a_file_still_viewed_fails_cleanly_where_it_cannot_be_replac
     del view
     assert src.read_bytes() == original
     assert not [n for n in os.listdir(src.parent) if TMP_MARKER in n]
+
+
+def test_all_resident_agrees_with_the_page_flags_of_every_span(tmp_path, monkeypatch):
+    path = tmp_path / "pages.bin"
+    page = 4096
+    path.write_bytes(os.urandom(64 * page))
+    spans = [0, 5 * page + 100, 40 * page - 7]
+    source = Source(path)
+    try:
+        view = source.view(0, 64 * page)
+        if portable.resident_pages(view, 0, page) is None:
+            assert portable.all_resident(view, spans, page) is None    # no mincore: cannot tell, as resident_pages
+            return
+        assert portable.all_resident(view, spans, 3 * page) is True    # just written: in the page cache
+        with open(path, "rb+") as file:
+            os.fsync(file.fileno())   # clean pages can be dropped
+            if not portable.advise(file.fileno(), 0, 0, "DONTNEED"):
+                return
+        flags = portable.resident_pages(view, 0, 64 * page)[1]
+        if flags.all():
+            pytest.skip("the system kept the pages cached")
+        expected = all(portable.resident_pages(view, o, 3 * page)[1].all() for o in spans)
+        assert portable.all_resident(view, spans, 3 * page) is expected is False
+        path.read_bytes()
+        assert portable.all_resident(view, spans, 3 * page) is True
+        monkeypatch.setattr(portable, "_MINCORE", False)
+        assert portable.all_resident(view, spans, 3 * page) is None
+    finally:
+        source.close()

@@ -77,6 +77,29 @@ class ReleasingPlane:
             release(self._last)
             self._last = None
 
+    def pick(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``plane[rows, cols]`` for 1-D index arrays of scattered elements (a level sample), read in groups whose
+        addresses lie within :data:`SPAN` bytes, each group's pages given back before the next: the kernel may map
+        whole large pages around every element, so reading them all at once could make much of the file resident."""
+        self.release()
+        require_unchanged(self.plane)
+        out = np.empty(rows.shape, self.dtype)
+        if rows.size == 0:
+            return out
+        addresses = rows * self.plane.strides[0] + cols * self.plane.strides[1]
+        order = None
+        if rows.size > 1 and bool((np.diff(addresses) < 0).any()):   # a sample's are ascending: no sort
+            order = np.argsort(addresses, kind="stable")
+            rows, cols, addresses = rows[order], cols[order], addresses[order]
+        cuts = np.flatnonzero(np.diff((addresses - addresses[0]) // SPAN)) + 1
+        for start, stop in zip([0, *cuts.tolist()], [*cuts.tolist(), rows.size]):
+            r, c = rows[start:stop], cols[start:stop]
+            out[start:stop] = self.plane[r, c]
+            release(self.plane[r.min():r.max() + 1, c.min():c.max() + 1])
+        if order is not None:
+            out[order] = out.copy()
+        return out
+
 
 def _spans_more_than(view: np.ndarray, span: int) -> bool:
     low, high = _bounds(view)

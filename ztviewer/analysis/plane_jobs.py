@@ -15,7 +15,8 @@ from ztviewer.analysis import reduce as reducing
 from ztviewer.analysis.reduce import Image, Method, block_reduce, level_sample, strided_preview
 from ztviewer.analysis.slicing import ComplexMode
 
-from .mapped import done_with, releasing
+from .mapped import ReleasingPlane, done_with, releasing
+from .positional import cached_bytes
 
 #: reductions offered to the user: label → method (``peak`` = the signed value of largest magnitude).
 METHODS = {"peak": "peak", "max |x|": "maxabs", "mean": "mean", "max": "max", "min": "min"}
@@ -79,32 +80,78 @@ def as_complex_mode(name: str) -> ComplexMode:
 
 def render_plane(ctx, plane, region: tuple[int, int, int, int], out_shape: tuple[int, int], method: str, *,
                  dtype_name: str | None = None, complex_mode: str = "magnitude", preview: bool = False,
-                 base: bool = True, request: int = 0, preview_shown=None) -> Rendered:
+                 base: bool = True, request: int = 0, preview_shown=None, sample: np.ndarray | None = None) -> Rendered:
     """Strided preview first (emitted as a partial when ``preview``), then the block reduction of ``region``
     to at most ``out_shape`` pixels with ``method`` (exact values once the region fits).
 
     ``preview_shown`` (a ``threading.Event``) lets the GUI thread paint the preview before the reduction
-    competes with it for the CPU; the wait is bounded by :data:`PREVIEW_WAIT` seconds.
+    competes with it for the CPU; the wait is bounded by :data:`PREVIEW_WAIT` seconds. It is waited for when this
+    job emitted a preview, or when the caller showed one itself (:func:`quick_preview`: ``preview`` false and the
+    preview's level ``sample`` passed in, not read again).
     """
     kw: dict[str, Any] = {"dtype_name": dtype_name, "complex_mode": as_complex_mode(complex_mode)}
     r0, r1, c0, c1 = region
     plane = releasing(plane)
-    sample = None
+    shown_by_caller = sample is not None and not preview
     try:
         preview_image = None
         if preview and ((r1 - r0) > out_shape[0] or (c1 - c0) > out_shape[1]):
             preview_image = strided_preview(plane, *out_shape, region=region, **kw)
-        if base:   # about 65,000 real element values (not block extremes) for the colour levels
+        if base and sample is None:   # about 65,000 real element values (not block extremes) for the colour levels
             step = int(preview_image.row_edges[1] - preview_image.row_edges[0]) if preview_image is not None else 1
-            sample = level_sample(plane, LEVEL_SAMPLE, region=region, row_step=step, **kw)
+            sample = _level_sample(plane, region, step, kw)
         if preview_image is not None:
             ctx.emit_partial(Rendered(preview_image, region, base, request, sample))
-            if preview_shown is not None:
-                preview_shown.wait(PREVIEW_WAIT)
+        if preview_shown is not None and (preview_image is not None or shown_by_caller):
+            preview_shown.wait(PREVIEW_WAIT)
         image = reduce_region(ctx, plane, region, out_shape, method, **kw)
     finally:
         done_with(plane)
     return Rendered(image, region, base, request, sample)
+
+
+def _level_sample(plane, region: tuple[int, int, int, int], row_step: int, kw: dict[str, Any]) -> np.ndarray:
+    """:func:`level_sample` among the rows a strided preview with this ``row_step`` reads."""
+    return level_sample(plane, LEVEL_SAMPLE, region=region, row_step=row_step, **kw)
+
+
+#: bounds of a preview :func:`quick_preview` computes in the calling thread: pixels, and bytes of map its rows span
+QUICK_ELEMENTS = 1 << 21
+QUICK_SPAN = 64 << 20
+
+
+def quick_preview(plane, region: tuple[int, int, int, int], out_shape: tuple[int, int], *,
+                  dtype_name: str | None = None, complex_mode: str = "magnitude", request: int = 0) -> Rendered | None:
+    """The strided preview of ``region`` and its level sample (the partial :func:`render_plane` emits with
+    ``preview``), computed here when that needs no I/O and little work, else ``None`` (the worker does it).
+
+    Cheap means: a preview of at most :data:`QUICK_ELEMENTS` pixels, of an array in memory or of a file map whose
+    rows span at most :data:`QUICK_SPAN` bytes and are in the page cache (sampled with ``mincore``; ``None``
+    where the system cannot tell). The GUI thread uses it to paint at once instead of a round trip to a worker.
+    Reading goes through :class:`~.mapped.ReleasingPlane` as on the worker: the file is checked first (a
+    truncated file raises :class:`~ztviewer.codec.source.SourceChanged`), the image is a copy of its own.
+    """
+    r0, r1, c0, c1 = region
+    rows, cols = r1 - r0, c1 - c0
+    if rows <= out_shape[0] and cols <= out_shape[1]:
+        return None   # the exact values, not a preview
+    s0, s1 = max(1, -(-rows // out_shape[0])), max(1, -(-cols // out_shape[1]))
+    if -(-rows // s0) * -(-cols // s1) > QUICK_ELEMENTS:
+        return None
+    plane = releasing(plane)
+    if isinstance(plane, ReleasingPlane):
+        span = cached_bytes(plane.plane[r0:r1:s0, c0:c1:s1])
+        if span is None or span > QUICK_SPAN:
+            return None
+    elif not isinstance(plane, np.ndarray):   # computed planes (tensor trains, streamed decoding): the worker's
+        return None
+    kw: dict[str, Any] = {"dtype_name": dtype_name, "complex_mode": as_complex_mode(complex_mode)}
+    try:
+        image = strided_preview(plane, *out_shape, region=region, **kw)
+        sample = _level_sample(plane, region, s0, kw)
+    finally:
+        done_with(plane)
+    return Rendered(image, region, True, request, sample)
 
 
 def reduce_region(ctx, plane, region, out_shape, method: str, **kw: Any) -> Image:

@@ -304,7 +304,11 @@ def level_sample(plane: np.ndarray, count: int = 1 << 16, *, region: Region | No
         step = cols / per_row
         phase = (np.arange(n_rows, dtype=np.float64) * 0.618034 % 1.0)[:, None]     # golden-ratio offsets
         col_index = c0 + np.minimum(((np.arange(per_row)[None, :] + phase) * step).astype(np.int64), cols - 1)
-        values = np.asarray(plane[row_index[:, None], col_index]).reshape(-1)
+        pick = getattr(plane, "pick", None)   # a file map's plane reads scattered elements a few pages at a time
+        if pick is not None:
+            values = pick(np.repeat(row_index, per_row), col_index.reshape(-1))
+        else:
+            values = np.asarray(plane[row_index[:, None], col_index]).reshape(-1)
     if is_identity(plane.dtype, dtype_name):
         return np.array(values)
     return np.asarray(presenter(plane.dtype, dtype_name, complex_mode)(values),

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, render_plane
+from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, quick_preview, render_plane
 from ztviewer.codec.errors import CodecError
 from ztviewer.session.formatting import ordinal
 from ztviewer.session.inspect_data import DenseData, TTData, format_value
@@ -282,14 +282,33 @@ class HeatmapView(QWidget):
                 prepare()
             self._show(render_plane(Inline(), plane, region, out, method, request=request, **kw))
             return
-        self.info.setText("reading…")
         self._release_waiting()
         self._preview_shown = shown = threading.Event()
+        if prepare is not None:
+            self._pending_prepare = prepare
+        quick = self._quick_preview(plane, region, out, request, kw)
+        if quick is not None:   # painted now; the worker only refines
+            self.base_slot.cancel()
+            self._show(quick)
+            sample = quick.sample
+            self.base_slot.start(lambda task: render_plane(task, plane, region, out, method, request=request,
+                                                           preview_shown=shown, sample=sample, **kw),
+                                 self._show, failed=self._failed)
+            return
+        self.info.setText("reading…")
         self.base_slot.start(lambda task: render_plane(task, plane, region, out, method, preview=True,
                                                        request=request, preview_shown=shown, **kw),
                              self._show, partial=self._show, failed=self._failed)
-        if prepare is not None:
-            self._pending_prepare = prepare
+
+    @staticmethod
+    def _quick_preview(plane: Plane, region: tuple[int, int, int, int], out: tuple[int, int], request: int,
+                       kw: dict[str, Any]) -> Rendered | None:
+        """The preview computed on this thread when it needs no I/O and little work (:func:`quick_preview`), else
+        ``None``; a file that changed on disk is left to the worker, which reports it."""
+        try:
+            return quick_preview(plane, region, out, request=request, **kw)
+        except (CodecError, OSError):
+            return None
 
     def _range_settled(self) -> None:
         if self.base is None or self.stack.currentWidget() is not self.image:

@@ -61,6 +61,12 @@ def _nice_steps(least: float):
         exponent += 1
 
 
+def _label(axis: pg.AxisItem, text: str) -> None:
+    """Set an axis label unless it already shows ``text`` (a new label lays the axis out and redraws it)."""
+    if axis.labelText != text or not axis.label.isVisible():
+        axis.setLabel(text)
+
+
 def index_axes() -> dict:
     return {"left": IndexAxis("left"), "bottom": IndexAxis("bottom")}
 
@@ -149,8 +155,8 @@ class ImagePlot(pg.GraphicsLayoutWidget):
     def set_shape(self, rows: int, cols: int, labels: tuple[str, str] = ("row", "column")) -> None:
         """A new plane: limits, labels and a view of all of it."""
         self.shape = (int(rows), int(cols))
-        self.plot.setLabel("left", labels[0])
-        self.plot.setLabel("bottom", labels[1])
+        _label(self.plot.getAxis("left"), labels[0])
+        _label(self.plot.getAxis("bottom"), labels[1])
         pad_r, pad_c = max(0.5, rows * 0.02), max(0.5, cols * 0.02)
         self.view.setLimits(xMin=-0.5 - pad_c, xMax=cols - 0.5 + pad_c, yMin=-0.5 - pad_r, yMax=rows - 0.5 + pad_r,
                             minXRange=min(2, cols), minYRange=min(2, rows))
@@ -208,7 +214,7 @@ class ImagePlot(pg.GraphicsLayoutWidget):
 
     def set_bar_label(self, text: str) -> None:
         if self.bar is not None:
-            self.bar.axis.setLabel(text)
+            _label(self.bar.axis, text)
 
     def set_aspect_locked(self, locked: bool) -> None:
         self.plot.setAspectLocked(locked, ratio=1.0)
