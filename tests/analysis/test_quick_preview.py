@@ -40,20 +40,28 @@ def worker_preview(view, region=REGION, out=OUT, **kw):
     return ctx.partials[0]
 
 
-@pytest.mark.parametrize("flip", [False, True])
-def test_same_image_and_level_sample_as_the_workers_preview(mapped_array, flip):
+@pytest.mark.parametrize("orientation", ["plain", "flipped", "transposed"])
+@pytest.mark.parametrize("span", [64 << 20, 100 << 10])   # one band of rows, many
+def test_same_image_and_level_sample_as_the_workers_preview(mapped_array, monkeypatch, orientation, span):
+    from ztviewer.analysis import mapped
+
+    monkeypatch.setattr(mapped, "SPAN", span)
     array, values, _ = mapped_array
-    view = plane(array, (1, 2), {0: 1})
-    if flip:
-        view = view[::-1, ::-1]
-    quick = quick_preview(ReleasingPlane(view), REGION, OUT, dtype_name="float32", request=7)
-    expected = worker_preview(ReleasingPlane(view), dtype_name="float32")
+    view, wanted = plane(array, (1, 2), {0: 1}), values[1]
+    if orientation == "flipped":
+        view, wanted = view[::-1, ::-1], wanted[::-1, ::-1]
+    elif orientation == "transposed":
+        view, wanted = view.T, wanted.T
+    region = (0, view.shape[0], 0, view.shape[1])
+    quick = quick_preview(ReleasingPlane(view), region, OUT, dtype_name="float32", request=7)
+    expected = worker_preview(ReleasingPlane(view), region, dtype_name="float32")
     assert quick is not None and quick.base and quick.request == 7 and quick.method == "strided"
     np.testing.assert_array_equal(quick.image.data, expected.image.data)
     np.testing.assert_array_equal(quick.image.row_edges, expected.image.row_edges)
+    np.testing.assert_array_equal(quick.image.col_edges, expected.image.col_edges)
     np.testing.assert_array_equal(quick.sample, expected.sample)
-    wanted = (values[1][::-1, ::-1] if flip else values[1])[::5, ::5]
-    np.testing.assert_array_equal(quick.image.data, wanted)
+    s0, s1 = -(-view.shape[0] // OUT[0]), -(-view.shape[1] // OUT[1])
+    np.testing.assert_array_equal(quick.image.data, wanted[::s0, ::s1])
     assert map_of(quick.image.data) is None and map_of(quick.sample) is None   # copies of its own
 
 
@@ -188,3 +196,20 @@ def test_scattered_elements_are_picked_in_groups_of_nearby_pages(mapped_array, m
     monkeypatch.setattr(mapped, "release", lambda v: released.append(v.shape) or real(v))
     np.testing.assert_array_equal(ReleasingPlane(view).pick(rows, cols), expected[rows, cols])
     assert len(released) >= 900 * 1300 * 4 // (256 << 10)   # one group (and its pages given back) per span
+
+
+def test_grid_and_picks_equal_numpy_and_leave_nothing_resident(mapped_array, monkeypatch):
+    from ztviewer.analysis import mapped
+
+    monkeypatch.setattr(mapped, "SPAN", 100 << 10)
+    array, values, _ = mapped_array
+    rng = np.random.default_rng(12)
+    rows = np.sort(rng.integers(0, 900, 3000))          # on the grid's rows or not, before and after it too
+    cols = rng.integers(0, 1300, 3000)
+    grid, picked = ReleasingPlane(array[1]).grid_and_picks(slice(30, 850, 7), slice(5, 1300, 3), rows, cols)
+    np.testing.assert_array_equal(grid, values[1][30:850:7, 5:1300:3])
+    np.testing.assert_array_equal(picked, values[1][rows, cols])
+    assert ReleasingPlane(array[1].T).grid_and_picks(slice(0, 1300, 3), slice(0, 900, 7), rows, cols) is None
+    kib = _mapped_kib(array.ctypes.data)
+    if kib is not None:
+        assert kib <= 256, f"{kib} KiB of the map still resident"

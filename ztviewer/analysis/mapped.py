@@ -77,6 +77,35 @@ class ReleasingPlane:
             release(self._last)
             self._last = None
 
+    def grid_and_picks(self, rows: slice, cols: slice, pick_rows: np.ndarray,
+                       pick_cols: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """``plane[rows, cols]`` (a strided grid) and ``plane[pick_rows, pick_cols]`` (scattered elements on rows of
+        the grid, ``pick_rows`` ascending: a level sample), both copies, read together through the map in bands of
+        rows spanning at most :data:`SPAN` bytes, each band's pages given back once both are copied from it: the
+        picks cost no page faults of their own. For rows in the page cache (nothing is read with positional reads);
+        ``None`` unless the plane's rows are its slow axis (the caller then reads the two apart)."""
+        if abs(self.plane.strides[0]) < abs(self.plane.strides[1]) or not rows.step or rows.step < 1:
+            return None
+        self.release()
+        require_unchanged(self.plane)
+        grid = self.plane[rows, cols]
+        out = np.empty(grid.shape, self.dtype)
+        picked = np.empty(pick_rows.shape, self.dtype)
+        band = max(1, SPAN // max(1, abs(grid.strides[0])))   # grid rows per band
+        starts = list(range(0, grid.shape[0], band))
+        first_rows = [rows.start + g * rows.step for g in starts] + [self.shape[0]]
+        cuts = np.searchsorted(pick_rows, first_rows).tolist()
+        for k, g in enumerate(starts):
+            out[g:g + band] = grid[g:g + band]
+            a, b = cuts[k], cuts[k + 1]
+            if b > a:
+                picked[a:b] = self.plane[pick_rows[a:b], pick_cols[a:b]]
+            release(self.plane[first_rows[k]:first_rows[k + 1]])
+        if cuts[0] > 0 or cuts[-1] < pick_rows.size:   # picks outside the grid's rows: read on their own
+            outside = np.r_[0:cuts[0], cuts[-1]:pick_rows.size]
+            picked[outside] = self.pick(pick_rows[outside], pick_cols[outside])
+        return out, picked
+
     def pick(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """``plane[rows, cols]`` for 1-D index arrays of scattered elements (a level sample), read in groups whose
         addresses lie within :data:`SPAN` bytes, each group's pages given back before the next: the kernel may map

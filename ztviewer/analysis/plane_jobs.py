@@ -12,7 +12,17 @@ from typing import Any, cast, get_args
 import numpy as np
 
 from ztviewer.analysis import reduce as reducing
-from ztviewer.analysis.reduce import Image, Method, block_reduce, level_sample, strided_preview
+from ztviewer.analysis.reduce import (
+    Image,
+    Method,
+    block_reduce,
+    level_sample,
+    present_sample,
+    preview_grid,
+    preview_image,
+    sample_index,
+    strided_preview,
+)
 from ztviewer.analysis.slicing import ComplexMode
 
 from .mapped import ReleasingPlane, done_with, releasing
@@ -132,23 +142,30 @@ def quick_preview(plane, region: tuple[int, int, int, int], out_shape: tuple[int
     truncated file raises :class:`~ztviewer.codec.source.SourceChanged`), the image is a copy of its own.
     """
     r0, r1, c0, c1 = region
-    rows, cols = r1 - r0, c1 - c0
-    if rows <= out_shape[0] and cols <= out_shape[1]:
+    if r1 - r0 <= out_shape[0] and c1 - c0 <= out_shape[1]:
         return None   # the exact values, not a preview
-    s0, s1 = max(1, -(-rows // out_shape[0])), max(1, -(-cols // out_shape[1]))
-    if -(-rows // s0) * -(-cols // s1) > QUICK_ELEMENTS:
-        return None
     plane = releasing(plane)
+    read_here = isinstance(plane, (ReleasingPlane, np.ndarray))
+    if not read_here:   # computed planes (tensor trains, streamed decoding)
+        return None
+    rows, cols = preview_grid(plane.shape, *out_shape, region)
+    if len(range(r0, r1, rows.step)) * len(range(c0, c1, cols.step)) > QUICK_ELEMENTS:
+        return None
     if isinstance(plane, ReleasingPlane):
-        span = cached_bytes(plane.plane[r0:r1:s0, c0:c1:s1])
+        span = cached_bytes(plane.plane[rows, cols])
         if span is None or span > QUICK_SPAN:
             return None
-    elif not isinstance(plane, np.ndarray):   # computed planes (tensor trains, streamed decoding): the worker's
-        return None
     kw: dict[str, Any] = {"dtype_name": dtype_name, "complex_mode": as_complex_mode(complex_mode)}
     try:
-        image = strided_preview(plane, *out_shape, region=region, **kw)
-        sample = _level_sample(plane, region, s0, kw)
+        index = sample_index(plane.shape, LEVEL_SAMPLE, region, rows.step)
+        both = plane.grid_and_picks(rows, cols, *index) \
+            if isinstance(plane, ReleasingPlane) and index is not None else None
+        if both is not None:   # the sample's elements picked from the preview's rows while they are mapped
+            image = preview_image(both[0], plane.dtype, rows, cols, **kw)
+            sample = present_sample(both[1], plane.dtype, **kw)
+        else:
+            image = strided_preview(plane, *out_shape, region=region, **kw)
+            sample = _level_sample(plane, region, rows.step, kw)
     finally:
         done_with(plane)
     return Rendered(image, region, True, request, sample)

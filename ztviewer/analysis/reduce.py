@@ -72,19 +72,30 @@ def strided_preview(plane: np.ndarray, max_rows: int, max_cols: int, *, region: 
     ``plane[r0:r1:s0, c0:c1:s1]`` (presented as floats, see :func:`~ztviewer.analysis.slicing.presenter`)
     and has at most ``max_rows × max_cols`` pixels. Only those elements are read from the map.
     """
-    r0, r1, c0, c1 = check_region(plane.shape, region)
+    rows, cols = preview_grid(plane.shape, max_rows, max_cols, region)
+    return preview_image(np.asarray(plane[rows, cols]), plane.dtype, rows, cols, dtype_name, complex_mode)
+
+
+def preview_grid(shape: tuple[int, int], max_rows: int, max_cols: int,
+                 region: Region | None = None) -> tuple[slice, slice]:
+    """The strided slices :func:`strided_preview` reads: ``(slice(r0, r1, s0), slice(c0, c1, s1))``."""
+    r0, r1, c0, c1 = check_region(shape, region)
     max_rows, max_cols = check_out_shape((max_rows, max_cols))
-    s0 = max(1, -(-(r1 - r0) // max_rows))
-    s1 = max(1, -(-(c1 - c0) // max_cols))
-    view = np.asarray(plane[r0:r1:s0, c0:c1:s1])
-    if is_identity(plane.dtype, dtype_name):
+    return slice(r0, r1, max(1, -(-(r1 - r0) // max_rows))), slice(c0, c1, max(1, -(-(c1 - c0) // max_cols)))
+
+
+def preview_image(view: np.ndarray, dtype: np.dtype, rows: slice, cols: slice, dtype_name: str | None = None,
+                  complex_mode: ComplexMode = "magnitude") -> Image:
+    """The :func:`strided_preview` image of ``view``, the elements at the :func:`preview_grid` ``rows, cols`` of a
+    plane of ``dtype`` (a copy of its own: the image must outlive the file's map)."""
+    if is_identity(dtype, dtype_name):
         gathered = view.base is None and view.flags.c_contiguous and view.flags.writeable  # already a copy
-        data = view if gathered else np.array(view, order="C")  # the image must outlive the file's map
+        data = view if gathered else np.array(view, order="C")
     else:
-        data = presenter(plane.dtype, dtype_name, complex_mode)(view)
-        data = np.ascontiguousarray(data, dtype=display_dtype(plane.dtype, dtype_name))
-    row_edges = np.append(np.arange(r0, r1, s0, dtype=np.int64), r1)
-    col_edges = np.append(np.arange(c0, c1, s1, dtype=np.int64), c1)
+        data = presenter(dtype, dtype_name, complex_mode)(view)
+        data = np.ascontiguousarray(data, dtype=display_dtype(dtype, dtype_name))
+    row_edges = np.append(np.arange(rows.start, rows.stop, rows.step, dtype=np.int64), rows.stop)
+    col_edges = np.append(np.arange(cols.start, cols.stop, cols.step, dtype=np.int64), cols.stop)
     return Image(data, row_edges, col_edges, "strided")
 
 
@@ -288,28 +299,41 @@ def level_sample(plane: np.ndarray, count: int = 1 << 16, *, region: Region | No
     elements. With ``row_step`` the rows are taken among ``r0, r0 + row_step, …``: the rows a strided preview of
     that step has just read (on a cold file, other rows would each cost a disk read through the map)."""
     r0, r1, c0, c1 = check_region(plane.shape, region)
-    rows, cols = r1 - r0, c1 - c0
-    if rows * cols <= count:
+    index = sample_index(plane.shape, count, region, row_step)
+    if index is None:
         values = np.asarray(plane[r0:r1, c0:c1]).reshape(-1)
     elif not isinstance(getattr(plane, "plane", plane), np.ndarray):   # computed planes (tensor trains): a grid
         side = max(1, int(np.sqrt(count)))
         return strided_preview(plane, side, side, region=region, dtype_name=dtype_name,
                                complex_mode=complex_mode).data.reshape(-1)
     else:
-        row_stride = max(1, row_step)
-        candidates = -(-rows // row_stride)
-        n_rows = max(1, min(candidates, int(np.sqrt(count * rows / cols))))
-        per_row = max(1, min(cols, count // n_rows))
-        row_index = r0 + (np.arange(n_rows, dtype=np.int64) * candidates) // n_rows * row_stride
-        step = cols / per_row
-        phase = (np.arange(n_rows, dtype=np.float64) * 0.618034 % 1.0)[:, None]     # golden-ratio offsets
-        col_index = c0 + np.minimum(((np.arange(per_row)[None, :] + phase) * step).astype(np.int64), cols - 1)
         pick = getattr(plane, "pick", None)   # a file map's plane reads scattered elements a few pages at a time
-        if pick is not None:
-            values = pick(np.repeat(row_index, per_row), col_index.reshape(-1))
-        else:
-            values = np.asarray(plane[row_index[:, None], col_index]).reshape(-1)
-    if is_identity(plane.dtype, dtype_name):
+        values = pick(*index) if pick is not None else np.asarray(plane[index])
+    return present_sample(values, plane.dtype, dtype_name, complex_mode)
+
+
+def sample_index(shape: tuple[int, int], count: int, region: Region | None = None,
+                 row_step: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
+    """The element indices :func:`level_sample` reads, ``(rows, cols)`` (1-D, rows ascending and within a row the
+    columns ascending), or ``None`` when the region has at most ``count`` elements (all of them are read)."""
+    r0, r1, c0, c1 = check_region(shape, region)
+    rows, cols = r1 - r0, c1 - c0
+    if rows * cols <= count:
+        return None
+    row_stride = max(1, row_step)
+    candidates = -(-rows // row_stride)
+    n_rows = max(1, min(candidates, int(np.sqrt(count * rows / cols))))
+    per_row = max(1, min(cols, count // n_rows))
+    row_index = r0 + (np.arange(n_rows, dtype=np.int64) * candidates) // n_rows * row_stride
+    step = cols / per_row
+    phase = (np.arange(n_rows, dtype=np.float64) * 0.618034 % 1.0)[:, None]     # golden-ratio offsets
+    col_index = c0 + np.minimum(((np.arange(per_row)[None, :] + phase) * step).astype(np.int64), cols - 1)
+    return np.repeat(row_index, per_row), col_index.reshape(-1)
+
+
+def present_sample(values: np.ndarray, dtype: np.dtype, dtype_name: str | None = None,
+                   complex_mode: ComplexMode = "magnitude") -> np.ndarray:
+    """Sampled stored values of a plane of ``dtype`` as displayed (an array of its own)."""
+    if is_identity(dtype, dtype_name):
         return np.array(values)
-    return np.asarray(presenter(plane.dtype, dtype_name, complex_mode)(values),
-                      dtype=display_dtype(plane.dtype, dtype_name))
+    return np.asarray(presenter(dtype, dtype_name, complex_mode)(values), dtype=display_dtype(dtype, dtype_name))
