@@ -64,6 +64,8 @@ def main(files: list[str] | None = None, new_instance: bool = False,
         return 0
     app = create_application()
     window = MainWindow()
+    # the files are parsed on workers while the window is shown: most of that is C++ that lets Python run
+    window.opener.open_paths(files)
     if not separate:
         server = InstanceServer(parent=window)
         server.listen()
@@ -73,7 +75,6 @@ def main(files: list[str] | None = None, new_instance: bool = False,
         app.installEventFilter(file_events)
         file_events.files_requested.connect(lambda paths: bring_forward(window, paths))
     window.show()
-    window.opener.open_paths(files)
     if compare:
         window.opener.compare_paths(*compare)
     if os.environ.get("ZTVIEWER_SMOKE_TEST"):
