@@ -8,6 +8,7 @@ import numpy as np
 from ztviewer.codec import TensorFile
 from ztviewer.codec.model import plain_spans
 from ztviewer.codec.source import Source
+from ztviewer.codec.tensor_table import untouched_table
 
 #: (starts, ends, kind codes, owner numbers): one row per byte range
 Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -23,10 +24,17 @@ PIECE_BYTES = 1 << 20    # and a piece starts at least at every MiB boundary, wh
 def padding_alignment(tf: TensorFile) -> int:
     """Alignment up to which zero bytes after a range count as padding: the largest power of two (up to
     64 KiB) dividing every non-zero component offset, and at least the format's own (64 for zTensor)."""
-    spans = plain_spans(tf.tensors)      # read without building deferred components, when all are plain
-    pairs = zip(*spans) if spans is not None else ((c.offset, c.length) for t in tf.tensors
-                                                   for c in t.components.values())
-    alignment = min((offset & -offset for offset, length in pairs if offset > 0 and length), default=MAX_ALIGNMENT)
+    table = untouched_table(tf.tensors)
+    if table is not None:                # its uint64 columns, at once
+        offsets, lengths = table.plain_spans()  # type: ignore[misc]  # not None for an untouched table
+        used = offsets[(offsets > 0) & (lengths > 0)]
+        alignment = int((used & (~used + np.uint64(1))).min()) if len(used) else MAX_ALIGNMENT   # lowest set bits
+    else:
+        spans = plain_spans(tf.tensors)  # read without building deferred components, when all are plain
+        pairs = zip(*spans) if spans is not None else ((c.offset, c.length) for t in tf.tensors
+                                                       for c in t.components.values())
+        alignment = min((offset & -offset for offset, length in pairs if offset > 0 and length),
+                        default=MAX_ALIGNMENT)
     return max(min(alignment, MAX_ALIGNMENT), FORMAT_ALIGNMENT.get(tf.format, 1))
 
 
