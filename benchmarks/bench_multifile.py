@@ -1,7 +1,7 @@
 """Opening multi-file sets: a 1,000-shard Hugging Face checkpoint and a 1,000-shard safetensors-spark dataset.
 
 Reference, in the same run: what any loader must do to list such a set with the reference library, i.e.
-``json.load`` the index / manifest, then ``safe_open(shard, "np").keys()`` on every shard.
+``json.load`` the index / manifest, then ``safe_open(shard, "np").keys()`` on every shard it names.
 Ours: :func:`ztviewer.codec.multifile.open_path` on the folder (every check included), then the name of every
 tensor (``TensorFile.tensor_names``, as the app's tree lists them): the same list of names the reference makes.
 """
@@ -72,18 +72,26 @@ def _ours(folder: Path) -> Callable[[], list[str]]:
 
 
 def _reference(listing: Path, paths: list[Path]) -> Callable[[], list[str]]:
+    """The shards are the ones the index / manifest names (the loader learns them from it, as ours does)."""
     from safetensors import safe_open
 
-    names = [str(p) for p in paths]
+    folder = str(listing.parent)
+
+    def shard_names(doc: dict) -> list[str]:
+        if "weight_map" in doc:
+            return sorted(set(doc["weight_map"].values()))
+        return [entry["shard_path"] for entry in doc["shards"]]
 
     def run() -> list[str]:
         with open(listing, "rb") as f:
-            json.load(f)
+            doc = json.load(f)
         keys: list[str] = []
-        for name in names:
-            with safe_open(name, "np") as st:
+        for name in shard_names(doc):
+            with safe_open(os.path.join(folder, name), "np") as st:
                 keys.extend(st.keys())
         return keys
+    assert sorted(os.path.join(folder, n) for n in shard_names(json.loads(listing.read_text()))) == \
+        sorted(map(str, paths))
     return run
 
 

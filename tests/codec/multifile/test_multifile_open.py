@@ -122,6 +122,8 @@ def test_shard_source_reads_like_a_source(tmp_path):
     assert source.is_mapped and bytes(source.buffer) == data
     source.park()
     assert not source.is_mapped and source.read(len(data) - 4, 4) == data[-4:]
+    assert bytes(source.view(len(data) - 10, 10)) == data[-10:] and source.is_mapped
+    assert source.read(len(data) - 4000, 4000) == data[-4000:]  # mapped: still read on a descriptor of its own
     source.close()
     with pytest.raises(ValueError):
         source.read(len(data) - 4, 4)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import MutableSequence
+from collections.abc import Callable, MutableSequence
 from operator import itemgetter
 from typing import Any
 
@@ -131,9 +131,8 @@ def _json_loads(raw: bytes) -> Any:
 _loads = orjson.loads if orjson is not None else _json_loads
 
 
-def parse_json(raw: bytes) -> Any:
-    """Decode JSON bytes with the parser of the plain path (orjson when installed)."""
-    return _loads(raw)
+#: Decodes JSON bytes with the parser of the plain path (orjson when installed).
+parse_json: Callable[[bytes], Any] = _loads
 
 
 def _parse(text: str, problems: list[Problem]) -> tuple[tuple[str, Any], ...]:

@@ -37,33 +37,24 @@ def decode_headers(heads: list[bytes], sizes: list[int]
     as a duplicate is for the caller to check, once it knows how many keys the entries hold
     (:func:`~ztviewer.codec.formats.safetensors_columns.no_key_dropped` over the joined texts: each text writes
     at least as many keys as it decodes to, so the sums are equal only when every text's are)."""
-    lengths: list[int] = []
-    metadata: list[dict[str, str]] = []
-    groups: list[dict[str, Any]] = []
-    texts: list[bytes] = []
-    keys = 0
-    for head, size in zip(heads, sizes):
-        n = int.from_bytes(head[:8], "little")
-        if n == 0 or 8 + n > len(head) or 8 + n > size:
-            return None
-        text = head[8:8 + n]
-        if text[:1] != b"{" or text.rstrip(b" ")[-1:] != b"}":
-            return None
-        try:
-            entries = parse_json(text)
-        except (ValueError, RecursionError):  # not JSON
-            return None
-        found = entries.pop(METADATA_KEY, _ABSENT)
-        if found is _ABSENT:
-            found = {}
-        elif plain_metadata(found):
-            keys += 1 + len(found)
-        else:
-            return None
-        lengths.append(n)
-        metadata.append(found)
-        groups.append(entries)
-        texts.append(text)
+    lengths = [int.from_bytes(head[:8], "little") for head in heads]
+    if 0 in lengths or any(8 + n > min(len(head), size) for n, head, size in zip(lengths, heads, sizes)):
+        return None
+    texts = [head[8:8 + n] for head, n in zip(heads, lengths)]
+    if not all(map(bytes.startswith, texts, repeat(b"{"))):
+        return None
+    if not all(map(bytes.endswith, map(bytes.rstrip, texts, repeat(b" ")), repeat(b"}"))):  # spaces may follow
+        return None
+    try:
+        groups: list[dict[str, Any]] = list(map(parse_json, texts))
+    except (ValueError, RecursionError):  # not JSON
+        return None
+    found = list(map(dict.pop, groups, repeat(METADATA_KEY), repeat(_ABSENT)))
+    written = [value for value in found if value is not _ABSENT]
+    if not all(map(plain_metadata, written)):
+        return None
+    metadata = found if len(written) == len(found) else [{} if value is _ABSENT else value for value in found]
+    keys = len(written) + sum(map(len, written))
     return lengths, metadata, groups, b"".join(texts), keys
 
 

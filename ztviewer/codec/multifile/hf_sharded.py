@@ -40,6 +40,7 @@ RULE_IN_SHARD = "every tensor in weight_map is in the shard it is mapped to"
 RULE_UNMAPPED = "every tensor in a shard is listed in weight_map"
 RULE_TOTAL = "metadata.total_size is the sum of the tensors' data bytes"
 _name = attrgetter("name")
+_STR = {str}
 
 
 def is_hf_index(doc: Any) -> bool:
@@ -55,13 +56,15 @@ def parse_index(doc: Any, issues: ProblemLog) -> tuple[dict[str, str], dict[str,
     if not isinstance(raw_map, dict):
         what = "missing" if raw_map is None else f"a {type(raw_map).__name__}, not an object"
         raise SchemaError(f"'weight_map' is {what}", rule=RULE_MAP)
-    weight_map: dict[str, str] = {}
-    for name, shard in raw_map.items():
-        if isinstance(shard, str) and shard:
-            weight_map[name] = shard
-        else:
-            issues.error(f"weight_map maps the tensor to {shard!r}, not to a shard file name; it is skipped",
-                      RULE_MAP, tensor=name)
+    weight_map: dict[str, str] = raw_map
+    if not set(map(type, raw_map.values())) <= _STR or "" in raw_map.values():
+        weight_map = {}
+        for name, shard in raw_map.items():
+            if isinstance(shard, str) and shard:
+                weight_map[name] = shard
+            else:
+                issues.error(f"weight_map maps the tensor to {shard!r}, not to a shard file name; it is skipped",
+                          RULE_MAP, tensor=name)
     if not weight_map:
         issues.warning("weight_map lists no tensors", RULE_MAP)
     metadata = doc.get("metadata", {})
@@ -84,22 +87,19 @@ def read_hf_index(
     """
     path = os.path.abspath(index_path)
     issues = ProblemLog()
-    try:
-        weight_map, metadata = parse_index(read_json(path) if doc is None else doc, issues)
-    except CodecError as exc:
-        return unreadable_set(path, FORMAT, exc)
     folder = os.path.dirname(path)
-    mapped: defaultdict[str, list[str]] = defaultdict(list)
-    for name, shard_name in weight_map.items():
-        mapped[shard_name].append(name)
     pool = SourcePool()
     with building_many():
-        shards, table = load_shards(folder, sorted(mapped), pool, progress, cancelled)
+        try:
+            weight_map, metadata = parse_index(read_json(path) if doc is None else doc, issues)
+        except CodecError as exc:
+            return unreadable_set(path, FORMAT, exc)
+        shards, table = load_shards(folder, sorted(set(weight_map.values())), pool, progress, cancelled)
         tf = TensorSet(path=path, format=FORMAT, variant=VARIANT, attributes=dict(metadata),
                        problems=issues.problems, source=None, shards=shards, pool=pool)
         if table is not None and _as_mapped(table, weight_map, shards):
             tf.tensors = table
-        elif _assemble(tf, weight_map, mapped, issues):
+        elif _assemble(tf, weight_map, issues):
             tf.renumber()
         _check_total_size(metadata, weight_map, tf.tensors, shards, issues)
         tf.extra.update(folder=folder, shard_count=len(shards), shards=[s.describe() for s in shards])
@@ -114,8 +114,11 @@ def _as_mapped(table: TensorTable, weight_map: dict[str, str], shards: list[Shar
     return dict(zip(table.names, table.shards[0])) == weight_map  # type: ignore[index]
 
 
-def _assemble(tf: TensorSet, weight_map: dict[str, str], mapped: dict[str, list[str]], issues: ProblemLog) -> bool:
+def _assemble(tf: TensorSet, weight_map: dict[str, str], issues: ProblemLog) -> bool:
     """Fill ``tf.tensors`` shard by shard and check them against the map; true if placeholders were added."""
+    mapped: defaultdict[str, list[str]] = defaultdict(list)
+    for name, shard_name in weight_map.items():
+        mapped[shard_name].append(name)
     tensors = tf.tensors
     added = False
     for shard in tf.shards:

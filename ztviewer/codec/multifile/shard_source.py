@@ -20,10 +20,12 @@ from collections.abc import Iterator
 
 from ..errors import CodecError
 from ..portable import O_BINARY, O_CLOEXEC, NotARegularFile, file_kind, open_regular, open_regular_fd
-from ..source import Source, file_stamp, remember_map
+from ..source import PREAD_LIMIT, Source, file_stamp, remember_map
 
 HEAD_BYTES = 64 << 10  # the length prefix and the whole header of nearly every shard
 KEPT_HEAD_BYTES = 4096  # of a head read past its header, what is kept
+#: Least bytes read first when a set's previous shard suggests fewer (:func:`next_first_read`).
+MIN_FIRST_READ = 512
 MAX_HEAD_BYTES = 16 << 20  # a longer safetensors header is read through the map
 MAX_MAPPED = 64
 #: Flags that open a file without following a link in the last step of its path and without blocking (a FIFO),
@@ -34,8 +36,8 @@ NO_LINK_FLAGS = os.O_RDONLY | O_BINARY | O_CLOEXEC | _NO_FOLLOW | _NO_BLOCK if _
 Head = tuple[tuple[int, int, int], bytes]
 
 
-def read_head(path: str, fd: int | None = None) -> Head:
-    """Stamp and head of a regular file: its first :data:`HEAD_BYTES` (and the rest of a longer safetensors header,
+def read_head(path: str, fd: int | None = None, first: int = HEAD_BYTES) -> Head:
+    """Stamp and head of a regular file: its first ``first`` bytes (and the rest of a longer safetensors header,
     up to :data:`MAX_HEAD_BYTES`), of which no more than the header (or :data:`KEPT_HEAD_BYTES`) is kept. Reads
     ``fd`` when given (opened with :data:`NO_LINK_FLAGS`), else opens ``path`` with
     :func:`~ztviewer.codec.portable.open_regular_fd`; the descriptor is closed. Anything but a regular file
@@ -46,7 +48,7 @@ def read_head(path: str, fd: int | None = None) -> Head:
         found = os.fstat(fd)
         if not stat.S_ISREG(found.st_mode):
             raise NotARegularFile(errno.EINVAL, f"{file_kind(found.st_mode)}, not a regular file", path)
-        head = os.read(fd, HEAD_BYTES)
+        head = os.read(fd, first)
         if len(head) >= 8:
             end = 8 + int.from_bytes(head[:8], "little")
             if len(head) < end <= min(found.st_size, MAX_HEAD_BYTES):
@@ -56,6 +58,14 @@ def read_head(path: str, fd: int | None = None) -> Head:
     finally:
         os.close(fd)
     return file_stamp(found), head
+
+
+def next_first_read(head: bytes) -> int:
+    """How many bytes to read first from the next shard of a set, after one whose :func:`read_head` is ``head``: its
+    header and a margin (the shards of a set have headers of about the same length; the bytes read past a header
+    cost as much as the syscall itself), at least :data:`MIN_FIRST_READ`, at most :data:`HEAD_BYTES`."""
+    end = 8 + int.from_bytes(head[:8], "little")
+    return min(HEAD_BYTES, max(MIN_FIRST_READ, end + (end >> 3)))
 
 
 class ShardChanged(CodecError):
@@ -190,6 +200,16 @@ class ShardSource(Source):
             yield from self._positional(fd, threading.Lock(), offset, length, chunk, what, where, reuse)
         finally:
             os.close(fd)
+
+    def _pread(self, offset: int, length: int) -> bytes | None:
+        """:meth:`read` without the map: from the head, else with positional reads on a descriptor of its own
+        (:meth:`read_chunks`: the pool may park the shared one at any time); ``None`` past
+        :data:`~ztviewer.codec.source.PREAD_LIMIT` (the map serves it)."""
+        if offset + length <= len(self._head):
+            return self._head[offset:offset + length]
+        if length > PREAD_LIMIT:
+            return None
+        return b"".join(bytes(part) for part in self.read_chunks(offset, length, what="range"))
 
     def head(self, n: int) -> bytes:
         if n <= len(self._head) or len(self._head) == self.size:

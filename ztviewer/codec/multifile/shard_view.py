@@ -8,7 +8,7 @@ keeps the tensors it stood for.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from typing import overload
 
 from ..model import Tensor
 from ..tensor_table import TensorTable
@@ -65,17 +65,22 @@ class ShardView(Sequence[Tensor]):
             return [t.name for t in self._frozen]
         return list(self.table.names[self.start:self.stop])
 
-    def layout(self) -> tuple[tuple[str, str, tuple[int, ...]], ...]:
-        """``(name, dtype, shape)`` of each tensor, from the table's columns while none of them was built (a built
-        one may have been changed since)."""
-        if self._frozen is None and self.table.untouched(self.start, self.stop):
-            table, start, stop = self.table, self.start, self.stop
-            return tuple(zip(table.names[start:stop], table.dtypes[start:stop], map(tuple, table.shapes[start:stop])))
-        return tuple((t.name, t.dtype, t.shape) for t in self._tensors())
+    def layout(self) -> Layout:
+        """The names, dtypes and shapes of the tensors (:func:`layout_of`), from the table's columns while none of
+        them was built (a built one may have been changed since)."""
+        table, start, stop = self.table, self.start, self.stop
+        if self._frozen is None and table.untouched(start, stop):
+            return (tuple(table.names[start:stop]), tuple(table.dtypes[start:stop]),
+                    tuple(map(tuple, table.shapes[start:stop])))
+        return layout_of(self._tensors())
 
 
-def layout_of(tensors: Sequence[Tensor]) -> Any:
-    """``(name, dtype, shape)`` of each tensor, without building the tensors of a :class:`ShardView`."""
+#: ``(names, dtypes, shapes)`` of some tensors, in order.
+Layout = tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, ...], ...]]
+
+
+def layout_of(tensors: Sequence[Tensor]) -> Layout:
+    """The names, dtypes and shapes of ``tensors``, without building the tensors of a :class:`ShardView`."""
     if isinstance(tensors, ShardView):
         return tensors.layout()
-    return tuple((t.name, t.dtype, t.shape) for t in tensors)
+    return tuple(t.name for t in tensors), tuple(t.dtype for t in tensors), tuple(t.shape for t in tensors)

@@ -23,7 +23,15 @@ from ..portable import open_regular
 from ..source import Source
 from ..tensor_table import TensorTable
 from .fast_headers import read_set
-from .shard_source import NO_LINK_FLAGS, Head, ShardSource, SourcePool, read_head
+from .shard_source import (
+    HEAD_BYTES,
+    MIN_FIRST_READ,
+    NO_LINK_FLAGS,
+    ShardSource,
+    SourcePool,
+    next_first_read,
+    read_head,
+)
 from .shard_view import ShardView
 
 Progress = Callable[[int, int], None]
@@ -187,29 +195,44 @@ def read_json(path: str) -> Any:
 
 def shard_path(folder: str, name: str) -> str | None:
     """The shard's path beside the index/manifest, or ``None`` when ``name`` points outside the folder."""
-    if "/" not in name and "\\" not in name and ":" not in name and name not in ("", ".", ".."):
+    if _file_name_alone(name):
         return folder + os.sep + name
     if not name or os.path.isabs(name) or ".." in name.replace("\\", "/").split("/"):
         return None
     return os.path.join(folder, name)
 
 
-def open_shard(folder: str, name: str, pool: SourcePool, home: str | None = None) -> Shard:
-    """Open one shard's file and read its header bytes; a missing or unreadable file is recorded, not raised.
+def _file_name_alone(name: str) -> bool:
+    """Whether ``name`` is a file name with no folder part (nothing that could lead out of the folder)."""
+    return "/" not in name and "\\" not in name and ":" not in name and name not in ("", ".", "..")
+
+
+def open_shard(folder: str, name: str, pool: SourcePool, home: str | None = None, first: int = HEAD_BYTES) -> Shard:
+    """Open one shard's file and read its header bytes (``first`` of them with the first read: see
+    :func:`~.shard_source.read_head`); a missing or unreadable file is recorded, not raised.
 
     Only regular files are opened (a FIFO would block forever); a shard whose real path (links resolved) lies
     outside the set's folder is opened but noted (``outside``): a Hugging Face cache links every snapshot file
     to a blob two folders up, so the link itself is no fault, but the user should know where the bytes are.
-    ``home`` is the folder's real path when the caller has it already."""
+    ``home`` is the folder's real path when the caller has it already. A shard named by its file name alone is
+    first opened with one call that follows no link in the last step (:data:`~.shard_source.NO_LINK_FLAGS`): it is
+    then in the folder, with nothing more to look at; when that fails (a link, a missing file, a system without
+    those flags), the usual open says why and the real path is looked at."""
     if "\0" in name:
         return Shard(name, name, error="the shard name holds a NUL character, which no file name can")
-    path = shard_path(folder, name)
+    alone = _file_name_alone(name)
+    path = folder + os.sep + name if alone else shard_path(folder, name)
     if path is None:
         return Shard(name, name, error="the shard path must be relative to the set's folder and stay inside it")
     shard = Shard(name, path)
+    fd = None  # stays None unless opened here, in the folder and no link
+    if alone and NO_LINK_FLAGS:
+        try:
+            fd = os.open(path, NO_LINK_FLAGS)
+        except (OSError, ValueError):
+            pass
     try:
-        head = _head_of_unlinked(path) if path == folder + os.sep + name else None
-        shard.source = ShardSource(path, pool, head)
+        shard.source = ShardSource(path, pool, read_head(path, fd, first))
     except FileNotFoundError:
         shard.missing = True
     except OSError as exc:
@@ -217,24 +240,10 @@ def open_shard(folder: str, name: str, pool: SourcePool, home: str | None = None
     except ValueError:  # a lone surrogate no file system encoding takes
         shard.error = "the shard name is not valid Unicode, so no file can have it"
     else:
-        outside = None if head is not None else _outside(folder, name, path, home)
+        outside = None if fd is not None else _outside(folder, name, path, home)
         if outside is not None:
             shard.outside = outside
     return shard
-
-
-def _head_of_unlinked(path: str) -> Head | None:
-    """What :func:`~.shard_source.read_head` reads of ``path`` opened with one call that follows no link in its
-    last step (:data:`~.shard_source.NO_LINK_FLAGS`), or ``None`` when the system cannot or that open fails: a link
-    (whose target must be looked at), a missing file, …; the usual open then says why. The file so read lies in
-    the folder: its name has no separator and is no link."""
-    if not NO_LINK_FLAGS:
-        return None
-    try:
-        fd = os.open(path, NO_LINK_FLAGS)
-    except (OSError, ValueError):
-        return None
-    return read_head(path, fd)
 
 
 def _outside(folder: str, name: str, path: str, home: str | None) -> str | None:
@@ -259,11 +268,15 @@ def load_shards(folder: str, names: list[str], pool: SourcePool, progress: Progr
     if progress is not None:
         progress(0, total)
     home = os.path.realpath(folder)
+    first = MIN_FIRST_READ  # a set's shards have headers of about the same length: as long as the last one read
     try:
         for done, name in enumerate(names, 1):
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            shards.append(open_shard(folder, name, pool, home))
+            shard = open_shard(folder, name, pool, home, first)
+            shards.append(shard)
+            if shard.source is not None and len(shard.source.prefix) > first:  # read twice: read more first
+                first = next_first_read(shard.source.prefix)
             if progress is not None:
                 progress(done, total)
         table = _read_headers(shards)

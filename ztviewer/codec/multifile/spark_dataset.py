@@ -134,28 +134,27 @@ def read_spark_dataset(
     path = os.path.abspath(manifest_path)
     folder = os.path.dirname(path)
     issues = ProblemLog()
-    try:
-        if doc is None:
-            doc = read_json(path)
-        attributes, entries = parse_manifest(doc, issues)
-    except CodecError as exc:
-        return unreadable_set(path, FORMAT, exc)
-    schema = parse_schema(doc.get("schema"), issues)
     pool = SourcePool()
     extra: dict[str, Any] = {"folder": folder}
     with building_many():
+        try:
+            if doc is None:
+                doc = read_json(path)
+            attributes, entries = parse_manifest(doc, issues)
+        except CodecError as exc:
+            return unreadable_set(path, FORMAT, exc)
+        schema = parse_schema(doc.get("schema"), issues)
         shards, table = load_shards(folder, [e.path for e in entries], pool, progress, cancelled)
         tensors: MutableSequence[Tensor] = []
         checker = SchemaChecker(schema)
         for entry, shard in zip(entries, shards):
-            shard.info = {"samples_count": entry.samples_count, "bytes": entry.bytes}
             _check_shard(entry, shard, checker, issues)
             if table is None:
                 tensors.extend(shard.tensors)
         if table is not None:  # every shard opened was read on the batch path: it lists their tensors in order
             tensors = table
         _check_totals(doc, entries, issues)
-        _check_orphans(folder, {os.path.normpath(e.path) for e in entries}, issues)
+        _check_orphans(folder, {_normal(e.path) for e in entries}, issues)
         index_path = os.path.join(folder, INDEX_NAME)
         if os.path.isfile(index_path):
             extra["tensor_index"] = check_tensor_index(index_path, shards, issues)
@@ -165,8 +164,20 @@ def read_spark_dataset(
                      problems=issues.problems, source=None, shards=shards, pool=pool, extra=extra)
 
 
+def _name_alone(path: str) -> bool:
+    """Whether ``path`` is a file name with nothing a path function would change or split off."""
+    return "/" not in path and "\\" not in path and ":" not in path
+
+
+def _normal(path: str) -> str:
+    """``os.path.normpath(path)``, without the call for a plain file name (which it leaves as it is)."""
+    return path if _name_alone(path) else os.path.normpath(path)
+
+
 def _check_shard(entry: ManifestShard, shard: Shard, checker: SchemaChecker, issues: ProblemLog) -> None:
-    name = os.path.basename(entry.path)
+    """Check one shard against its manifest entry; ``shard.info`` gets the entry's counts and the samples found."""
+    shard.info = info = {"samples_count": entry.samples_count, "bytes": entry.bytes}
+    name = entry.path if _name_alone(entry.path) else os.path.basename(entry.path)
     if not NAME_RE.fullmatch(name):
         older = " (the older part-{taskId}-{uuid} naming, without a shard index)" if OLD_NAME_RE.fullmatch(name) else ""
         issues.warning(f"the file name does not follow the pattern part-{{taskId:05d}}-{{shardIndex:04d}}-{{uuid}}"
@@ -184,7 +195,7 @@ def _check_shard(entry: ManifestShard, shard: Shard, checker: SchemaChecker, iss
     if entry.samples_count is not None and samples is not None and samples != entry.samples_count:
         issues.error(f"the manifest says samples_count {entry.samples_count:,} but the shard holds {samples:,} "
                   "sample(s)", "samples_count is the number of samples the shard holds", shard=shard)
-    shard.info = {**shard.info, "samples_found": samples}
+    info["samples_found"] = samples
 
 
 def _check_totals(doc: dict[str, Any], entries: list[ManifestShard], issues: ProblemLog) -> None:
@@ -199,10 +210,11 @@ def _check_totals(doc: dict[str, Any], entries: list[ManifestShard], issues: Pro
 
 def _check_orphans(folder: str, listed: set[str], issues: ProblemLog) -> None:
     try:
-        names = [e.name for e in os.scandir(folder) if e.name.endswith(".safetensors") and e.is_file()]
+        names = os.listdir(folder)
     except OSError:
         return
-    orphans = sorted(n for n in names if n not in listed)
+    orphans = sorted(n for n in names if n.endswith(".safetensors") and n not in listed
+                     and os.path.isfile(os.path.join(folder, n)))
     if orphans:
         issues.warning(f"{len(orphans)} .safetensors file(s) in the folder are not in the manifest: "
                     f"{sample_names(orphans)}", "every shard file is listed in the manifest")

@@ -20,6 +20,7 @@ from .shards import ProblemLog, Shard, sample_names
 SCHEMA_DTYPES = ("F16", "F32", "F64", "BF16", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64")
 RULE_SCHEMA = "each shard's tensors have the schema's dtype and per-sample shape"
 RULE_SAMPLES = "samples_count is the number of samples the shard holds"
+_UNSEEN = object()
 _SPELLING = {canonical: st for st, canonical in SAFETENSORS_TO_CANONICAL.items()}
 
 
@@ -64,8 +65,9 @@ class SchemaChecker:
     def check(self, shard: Shard, issues: ProblemLog) -> int | None:
         """The shard's sample count (``None`` if unknown), logging every disagreement with the schema."""
         layout = layout_of(shard.tensors)
-        if layout in self._clean:
-            return self._clean[layout]
+        known = self._clean.get(layout, _UNSEEN)
+        if known is not _UNSEEN:
+            return known  # type: ignore[return-value]
         before = shard.problems
         samples = check_shard(shard, self.schema, issues)
         if shard.problems == before:
