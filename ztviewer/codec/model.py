@@ -63,6 +63,13 @@ Deferred = (tuple[int, int, str, str | None, int | None, str]
             | tuple[int, int, str, str | None, int | None, str, dict[str, Any]])
 
 
+def deferred_component(data: Deferred) -> Component:
+    """The ``data`` component a deferred one (:func:`dense_tensor`) becomes when built."""
+    offset, length, encoding, digest, uncompressed, dtype = data[:6]
+    extra = dict(data[6]) if len(data) > 6 else {}
+    return Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, extra)
+
+
 class Tensor:
     """A logical tensor: its dtype and shape, and the components that store it.
 
@@ -109,11 +116,7 @@ class Tensor:
     def components(self) -> dict[str, Component]:
         components = self._components
         if components is None:
-            data = self._deferred()
-            offset, length, encoding, digest, uncompressed, dtype = data[:6]
-            extra = dict(data[6]) if len(data) > 6 else {}
-            components = self._components = {
-                "data": Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, extra)}
+            components = self._components = {"data": deferred_component(self._deferred())}
         return components
 
     @components.setter

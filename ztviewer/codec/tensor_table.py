@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, MutableSequence, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import itemgetter
 from typing import Any, overload
@@ -23,7 +23,7 @@ from typing import Any, overload
 import numpy as np
 
 from .dtypes import dtype_info
-from .model import Tensor, dense_tensor
+from .model import Tensor, deferred_component, dense_tensor
 
 #: ``(shard name, source)`` of a multi-file set's shard; its tensors carry them as ``shard`` and ``source``.
 Shard = tuple[Any, Any]
@@ -379,17 +379,28 @@ class TensorTable(MutableSequence[Tensor]):
         return total
 
     def plain_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Absolute ``(offsets, lengths)`` of the ``data`` components as ``uint64`` arrays while no tensor's
-        component was built (so none can have changed), else ``None``."""
+        """Absolute ``(offsets, lengths)`` of the ``data`` components as ``uint64`` arrays while every tensor is as
+        the columns list it (:meth:`_as_listed`), else ``None``."""
         if self._list is not None:
             return None
-        made = self._made
-        if self._built and any(t is not None and t._components is not None for t in made):
+        if self._built and not all(map(self._as_listed, self._positions.values())):
             return None
         if self._spans is None:
             self._spans = (np.asarray(self.offsets, dtype=np.uint64) + np.uint64(self.base),
                            np.asarray(self.lengths, dtype=np.uint64))
         return self._spans
+
+    def _as_listed(self, position: int) -> bool:
+        """Whether the tensor built at ``position`` still has the one ``data`` component its entry describes:
+        not built, or built and unchanged but for the other owners of its blob a reader noted (``shared_with``:
+        zTensor v2 weight tying does not move a blob)."""
+        tensor = self._made[position]
+        components = tensor._components if tensor is not None else None
+        if components is None:
+            return True
+        part = components.get("data")
+        return (len(components) == 1 and part is not None and tensor is not None and tensor._data is not None
+                and replace(part, shared_with=()) == deferred_component(tensor._data))
 
     # ---------------------------------------------------------------------------------- changing
 
@@ -473,7 +484,7 @@ def stored_nbytes(tensors: Sequence[Tensor], positions: Iterable[int]) -> int:
 
 def untouched_table(tensors: Sequence[Tensor]) -> TensorTable | None:
     """``tensors`` when it is a :class:`TensorTable` whose entries are all as the reader listed them (raw
-    ``data`` components at the offsets of its columns, none built and changed), else ``None``: what is true of
+    ``data`` components at the offsets of its columns, unchanged where built), else ``None``: what is true of
     its columns is then true of every tensor, without building one."""
     return tensors if isinstance(tensors, TensorTable) and tensors.plain_spans() is not None else None
 

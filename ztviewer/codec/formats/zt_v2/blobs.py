@@ -6,15 +6,16 @@ shared blob is recorded on each of its components as ``shared_with``.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from itertools import repeat
-from operator import le, mod
+
+import numpy as np
 
 import ztviewer.codec.formats.zt_v2.rules as rules
 
 from ...model import Tensor, error, plain_spans
+from ...plain_columns import U64_MAX
+from ...tensor_table import TensorTable
 from .container import ALIGNMENT, FOOTER_SIZE
 from .schema import ShardEntry
 
@@ -45,13 +46,17 @@ def local_spans(tensors: Sequence[Tensor]) -> list[tuple[int, int]]:
 
 def check_blobs(tensors: Sequence[Tensor], manifest: tuple[int, int] | None, file_size: int,
                 shards: dict[str, ShardEntry]) -> None:
-    """Append alignment, bounds and overlap errors to the tensors whose parts break them."""
-    if _plain_blobs_sound(tensors, manifest, file_size):
+    """Append alignment, bounds and overlap errors to the tensors whose parts break them, and record who shares
+    a blob. Of untouched plain tensors, only those the columns show misplaced or meeting another blob or the
+    manifest are built and looked at (:func:`_plain_suspects`)."""
+    suspects = _plain_suspects(tensors, manifest, file_size)
+    if suspects is not None and not suspects:
         return
     groups: dict[str | None, list[tuple[int, int, Owner]]] = defaultdict(list)
     if manifest is not None and manifest[1]:
         groups[None].append((manifest[0], manifest[0] + manifest[1], None))
-    for tensor, role, offset, length, shard in part_refs(tensors):
+    looked_at = tensors if suspects is None else map(tensors.__getitem__, suspects)
+    for tensor, role, offset, length, shard in part_refs(looked_at):
         limit = (file_size if shard is None else shards[shard].size) - FOOTER_SIZE
         end = offset + length
         where = f" of shard {shard!r}" if shard is not None else ""
@@ -69,27 +74,50 @@ def check_blobs(tensors: Sequence[Tensor], manifest: tuple[int, int] | None, fil
         _sweep(spans, shard)
 
 
-def _plain_blobs_sound(tensors: Sequence[Tensor], manifest: tuple[int, int] | None, file_size: int) -> bool:
-    """Whether untouched plain tensors (:func:`~ztviewer.codec.model.plain_spans`: local, one part each) are
-    aligned, in bounds and pairwise disjoint, with the manifest apart: the proof over whole columns that
-    there is nothing to report or share. ``False`` only means the general pass must look."""
+def _plain_suspects(tensors: Sequence[Tensor], manifest: tuple[int, int] | None, file_size: int
+                    ) -> list[int] | None:
+    """Positions (in order) of the untouched plain tensors (:func:`~ztviewer.codec.model.plain_spans`: local,
+    one part each) whose blob is misaligned or out of bounds, or meets another tensor's blob or the manifest:
+    worked out over whole columns. Every other blob is in place and alone, and the sweep over the suspects
+    alone reports what the sweep over all reports (an isolated span neither overlaps, nor shares, nor moves the
+    reach of the spans after it). ``None``: the tensors are not plain, the general pass looks at them all."""
+    spans = _span_columns(tensors)
+    if spans is None:
+        return None
+    offsets, lengths = spans
+    if not len(offsets):
+        return []
+    ends = offsets + lengths                      # uint64: a sum past 2**64 wraps below its offset
+    limit = file_size - FOOTER_SIZE
+    misplaced = (offsets % np.uint64(ALIGNMENT) != 0) | (offsets < np.uint64(ALIGNMENT)) | (ends < offsets)
+    misplaced |= ends > np.uint64(limit) if limit >= 0 else True
+    placed = np.flatnonzero(~misplaced & (lengths > 0))
+    starts, stops = offsets[placed], ends[placed]
+    if len(starts) > 1 and (starts[1:] < starts[:-1]).any():
+        order = np.argsort(starts, kind="stable")
+        placed, starts, stops = placed[order], starts[order], stops[order]
+    meets = np.zeros(len(starts), dtype=bool)
+    if len(starts) > 1:
+        meets[1:] = np.maximum.accumulate(stops)[:-1] > starts[1:]    # reached by a span that starts before
+        meets[:-1] |= starts[1:] < stops[:-1]                          # reaching the next start
+    if manifest is not None and manifest[1]:
+        last = np.uint64(min(manifest[0] + manifest[1], U64_MAX))
+        meets |= (starts < last) & (stops > np.uint64(manifest[0]))
+    suspects = np.union1d(np.flatnonzero(misplaced), placed[meets])
+    return suspects.tolist()  # type: ignore[no-any-return]
+
+
+def _span_columns(tensors: Sequence[Tensor]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(offsets, lengths)`` as ``uint64`` columns of untouched plain tensors, else ``None``."""
+    if isinstance(tensors, TensorTable):
+        return tensors.plain_spans()
     spans = plain_spans(tensors)
     if spans is None:
-        return False
-    pairs = sorted(zip(*spans))
-    if not pairs:
-        return True
-    offsets = [offset for offset, _ in pairs]
-    ends = [offset + length for offset, length in pairs]
-    if any(map(mod, offsets, repeat(ALIGNMENT))) or offsets[0] < ALIGNMENT or ends[-1] > file_size - FOOTER_SIZE:
-        return False
-    if not all(map(le, ends[:-1], offsets[1:])):
-        return False
-    if manifest is None:
-        return True
-    start, end = manifest
-    at = bisect_left(offsets, start)
-    return (at == 0 or ends[at - 1] <= start) and (at == len(offsets) or offsets[at] >= end)
+        return None
+    try:
+        return np.asarray(spans[0], dtype=np.uint64), np.asarray(spans[1], dtype=np.uint64)
+    except OverflowError:    # beyond 64 bits: the general pass says so
+        return None
 
 
 def _sweep(spans: list[tuple[int, int, Owner]], shard: str | None) -> None:
