@@ -67,6 +67,21 @@ def test_selecting_a_filtered_out_tensor_clears_the_filter(file_view, sample_fil
     assert file_view.filter_edit.text() == "" and file_view.tree.model() is file_view.tree_model
 
 
+def test_a_selection_made_elsewhere_clears_the_filter_hiding_it_as_the_tree_does(file_view, sample_file):
+    """The session selects a filtered-out part (the Problems panel, the file map, a script): the view clears the
+    filter, makes the row current and keeps the hex view on the selection, as select_item does."""
+    set_filter(file_view, "embed")
+    csr = sample_file.tensor("sparse.csr")
+    indices = csr.components["indices"]
+    file_view.session.select(indices, csr)
+    assert file_view.filter_edit.text() == "" and file_view.tree.model() is file_view.tree_model
+    assert file_view.current_item() is indices
+    assert file_view.hex_view.selection() == (indices.offset, indices.length)
+    set_filter(file_view, "embed")
+    assert file_view.select_item(None) and file_view.current_item() is sample_file      # the file row: never hidden
+    assert file_view.filter_edit.text() == "embed"
+
+
 def test_grouped_filter_expands_matching_groups(file_view, sample_file):
     file_view.set_grouped(True)
     set_filter(file_view, "q_proj")

@@ -165,6 +165,15 @@ class FileView(QWidget):
     def select_item(self, tensor: Tensor | None, role: str | None = None, scroll_hex: bool = True) -> bool:
         """Make a tensor (or one of its components, or the file row when ``tensor`` is None) current."""
         source = self.tree_model.index_of(tensor, role) if tensor is not None else self.tree_model.file_index()
+        self._scroll_hex_on_select = scroll_hex
+        try:
+            return self._make_current(source)
+        finally:
+            self._scroll_hex_on_select = True
+
+    def _make_current(self, source: QModelIndex) -> bool:
+        """Make a tree-model row the view's current (and only selected) row and scroll to it, clearing the filter
+        when it hides the row; ``False`` when there is no such row."""
         index = self.filter_switch.to_view(source)
         if not index.isValid() and self.proxy.pattern:
             self.filter_edit.clear()
@@ -172,10 +181,8 @@ class FileView(QWidget):
             index = self.filter_switch.to_view(source)
         if not index.isValid():
             return False
-        self._scroll_hex_on_select = scroll_hex
         self.tree.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-        self._scroll_hex_on_select = True
         self.tree.scrollTo(index)
         return True
 
@@ -213,15 +220,7 @@ class FileView(QWidget):
             return
         self._following = True
         try:
-            index = self.filter_switch.to_view(source)
-            if not index.isValid() and self.proxy.pattern:
-                self.filter_edit.clear()
-                self._apply_filter()
-                index = self.filter_switch.to_view(source)
-            if index.isValid():
-                self.tree.selectionModel().setCurrentIndex(
-                    index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-                self.tree.scrollTo(index)
+            self._make_current(source)
         finally:
             self._following = False
 
