@@ -106,11 +106,17 @@ class TreeColumns(QObject):
         option = QStyleOptionViewItem()
         tree.initViewItemOption(option)
         widths: dict[int, int] = {}
+        # asked of the model itself: a cell's sibling and data, asked of the index, go through Qt and back into
+        # the (Python) model, which finds the row's parent again for every cell
+        places = [(row.row(), row.parent()) for row in rows]
+        index_of, text_of = model.index, model.data
         for column in range(model.columnCount()):
             if tree.isColumnHidden(column):
                 continue
-            cells = [row.siblingAtColumn(column) for row in rows]
-            advances = [metrics.horizontalAdvance(str(cell.data() or "")) for cell in cells]
+            cells = [index_of(row, column, parent) for row, parent in places]
+            texts = [str(text_of(cell) or "") for cell in cells]
+            advance_of = {text: metrics.horizontalAdvance(text) for text in set(texts)}  # columns repeat values
+            advances = list(map(advance_of.__getitem__, texts))
             widest = sorted(range(len(cells)), key=advances.__getitem__, reverse=True)[:EXACT_ROWS]
             widths[column] = max((self._delegate_width(option, cells[i]) for i in widest), default=0)
         return widths
