@@ -175,9 +175,8 @@ class TensorTreeModel(QAbstractItemModel):
         return 0 if parent.column() != 0 else self.state.row_count(parent.internalId())
 
     def hasChildren(self, parent: AnyIndex = QModelIndex()) -> bool:
-        if not parent.isValid():
-            return True
-        return parent.column() == 0 and self.state.has_children(parent.internalId())
+        column = parent.column()    # -1: the root (invalid) index, whose child is the file row
+        return column < 0 or (column == 0 and self.state.has_children(parent.internalId()))
 
     def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:
         return COLUMN_COUNT
