@@ -78,8 +78,15 @@ def zero_spans(source: Source, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     for first, stop in zip(firsts, firsts[1:] + [len(starts)], strict=True):
         low = int(starts[first])
         piece = np.frombuffer(source.window(low, int(ends[stop - 1]) - low), np.uint8)
-        nonzero_before = np.concatenate([[0], np.cumsum(piece != 0, dtype=np.int32)])
         a = np.minimum(starts[first:stop] - low, len(piece))
         b = np.minimum(ends[first:stop] - low, len(piece))
-        zero[first:stop] = nonzero_before[b] == nonzero_before[a]
+        inside = np.flatnonzero(a < b)          # the others lie past the end of the file: zero
+        if not len(inside):
+            continue
+        # one pass over the piece: the largest byte of [a0, b0), [b0, a1), [a1, b1), ... (reduceat's indices stay
+        # inside the piece; a last span that runs to its end is reduced to the end)
+        bounds = np.column_stack([a[inside], b[inside]]).ravel()
+        if bounds[-1] == len(piece):
+            bounds = bounds[:-1]
+        zero[first + inside] = np.maximum.reduceat(piece, bounds)[::2] == 0
     return zero
