@@ -31,7 +31,8 @@ class Component:
     (``crc32c:0x1A2B3C4D`` / ``sha256:…``). A component stored in another file of a set (a zTensor v2 part with
     a ``shard``) names that ``shard`` and, once it is opened, its ``source``. ``shape`` is a tensor-train core's
     ``(rank in, extent, rank out)``; ``shared_with`` labels (``tensor/role``) the other owners of a blob several
-    parts reference (zTensor v2 weight tying). ``extra`` holds only format fields shown in Properties.
+    parts reference (zTensor v2 weight tying; past 8 of them, the last label says how many more). ``extra``
+    holds only format fields shown in Properties.
     """
 
     role: str

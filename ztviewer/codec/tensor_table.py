@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, MutableSequence, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
 from typing import Any, overload
@@ -399,8 +399,11 @@ class TensorTable(MutableSequence[Tensor]):
         if components is None:
             return True
         part = components.get("data")
-        return (len(components) == 1 and part is not None and tensor is not None and tensor._data is not None
-                and replace(part, shared_with=()) == deferred_component(tensor._data))
+        if len(components) != 1 or part is None or tensor is None or tensor._data is None:
+            return False
+        listed = deferred_component(tensor._data)
+        listed.shared_with = part.shared_with
+        return part == listed
 
     # ---------------------------------------------------------------------------------- changing
 

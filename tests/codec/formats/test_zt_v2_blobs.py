@@ -80,3 +80,26 @@ def test_the_column_pass_reports_what_the_general_pass_reports(case):
     check_blobs(eager, manifest, size, {})
     assert [(t.problems, t.components["data"].shared_with) for t in lazy] == \
         [(t.problems, t.components["data"].shared_with) for t in eager]
+
+
+def test_a_blob_many_parts_share_names_a_few_owners_and_counts_the_rest(tmp_path):
+    """Every owner naming every other is quadratic: 2,000 parts of one blob name 8 others and count the rest."""
+    count = 2_000
+    objects = {f"b{i:05d}": dense("u8", [BLOB], BLOB, BLOB) for i in range(count)}
+    objects["alone"] = dense("u8", [BLOB], 2 * BLOB, BLOB)
+    path = tmp_path / "many.zt"
+    path.write_bytes(assemble({"objects": objects}, {BLOB: bytes(BLOB), 2 * BLOB: bytes(BLOB)}))
+    with open_file(path) as tf:
+        first, other = (tf.tensor(name).components["data"].shared_with for name in ("b00000", "b01234"))
+        assert first == (*(f"b{i:05d}/data" for i in range(1, 9)), f"and {count - 9:,} other parts")
+        assert other == (*(f"b{i:05d}/data" for i in range(8)), f"and {count - 9:,} other parts")
+        assert tf.tensor("alone").components["data"].shared_with == ()
+        assert not list(tf.all_problems())
+
+
+def test_a_blob_shared_by_nine_parts_names_all_eight_others(tmp_path):
+    objects = {f"b{i}": dense("u8", [BLOB], BLOB, BLOB) for i in range(9)}
+    path = tmp_path / "nine.zt"
+    path.write_bytes(assemble({"objects": objects}, {BLOB: bytes(BLOB)}))
+    with open_file(path) as tf:
+        assert tf.tensor("b4").components["data"].shared_with == tuple(f"b{i}/data" for i in range(9) if i != 4)

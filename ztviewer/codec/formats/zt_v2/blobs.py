@@ -20,6 +20,7 @@ from .container import ALIGNMENT, FOOTER_SIZE
 from .schema import ShardEntry
 
 Owner = tuple[Tensor, str] | None  # (tensor, part name); None: the manifest blob
+SHOWN_OWNERS = 8                   # the other owners of a shared blob a part names; more are counted
 
 
 def part_refs(tensors: Iterable[Tensor]) -> list[tuple[Tensor, str, int, int, str | None]]:
@@ -143,12 +144,22 @@ def _label(owner: Owner) -> str:
 
 
 def _record_sharing(owners: list[Owner]) -> None:
+    """Note on each owner of one blob the others, at most :data:`SHOWN_OWNERS` of them by name and then how
+    many more (every owner naming every other would take memory and time quadratic in their number: a
+    writer that stores identical tensors once gives 100,000 all-zero biases one blob)."""
     if len(owners) < 2:
         return
     labels = [_label(o) for o in owners]
+    few = len(labels) <= SHOWN_OWNERS + 1
     for owner, label in zip(owners, labels):
-        if owner is not None:
-            owner[0].components[owner[1]].shared_with = tuple(other for other in labels if other != label)
+        if owner is None:
+            continue
+        if few:
+            others = tuple(other for other in labels if other != label)
+        else:
+            named = [other for other in labels[:SHOWN_OWNERS + 1] if other != label][:SHOWN_OWNERS]
+            others = (*named, f"and {len(labels) - 1 - len(named):,} other parts")
+        owner[0].components[owner[1]].shared_with = others
 
 
 def _overlap(a: Owner, a_span: tuple[int, int], b: Owner, b_span: tuple[int, int], shard: str | None) -> None:
