@@ -15,8 +15,6 @@ from typing import Any
 
 import numpy as np
 
-import ztviewer.codec.decode as decode
-
 from .errors import DecodeError, UnsupportedLayout
 from .model import Tensor, TensorFile
 
@@ -73,6 +71,8 @@ def unpack_codes(words: np.ndarray, bits: int, count: int) -> np.ndarray:
 
 def quantized_codes(tf: TensorFile, tensor: Tensor, **kw: Any) -> np.ndarray:
     """The codes (0 … 2^bits − 1) shaped like the tensor."""
+    import ztviewer.codec.decode as decode  # here: the readers take LAYOUT and RULE_TEXT and decode nothing
+
     q = quantized_group(tensor)
     words = _native(decode.component_array(tf, tensor, "packed_weight", **kw))
     if words.size * q.per_word < q.codes or words.dtype.kind not in "iu":
@@ -93,6 +93,8 @@ def dequantize(tf: TensorFile, tensor: Tensor, **kw: Any) -> np.ndarray:
 
 
 def _per_group(tf: TensorFile, tensor: Tensor, role: str, q: QuantizedGroup, **kw: Any) -> np.ndarray:
+    import ztviewer.codec.decode as decode
+
     component = tensor.components[role]
     bits = decode.component_array(tf, tensor, role, **kw)
     if bits.size == q.groups:                                   # one plain value per group

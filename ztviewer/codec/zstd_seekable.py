@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-import zstandard
-
 from .errors import Cancelled, DecodeError
 
 ENCODING_ID = "zt.zstd-seekable/1"
@@ -138,6 +136,8 @@ class SeekableStream:
         """Decompress frame ``index``, checking its checksum flag and its exact size."""
         frame = self.frames[index]
         raw = self.stored[frame.stored_offset:frame.stored_offset + frame.stored_length]
+        import zstandard  # here: listing a file (which names this encoding) decompresses nothing
+
         try:
             params = zstandard.get_frame_parameters(raw)
         except zstandard.ZstdError as exc:

@@ -8,11 +8,14 @@ decoded from the start on every repaint.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
-from ztviewer.codec import decode
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import Component, Tensor, TensorFile
-from ztviewer.codec.zstd_seekable import SeekableStream
+from ztviewer.codec.zstd_seekable import ENCODING_ID as SEEKABLE
+
+if TYPE_CHECKING:
+    from ztviewer.codec.zstd_seekable import SeekableStream
 
 WHOLE_LIMIT = 64 << 20     # a part without random access is shown decoded up to this size
 KEPT_FRAMES = 3            # decoded seekable frames kept (each at most 16 MiB)
@@ -26,10 +29,12 @@ def why_not_decodable(tensor: Tensor, component: Component) -> str | None:
     if refusal is not None:
         reason: str = refusal[0]
         return reason
-    if component.encoding == decode.SEEKABLE:
+    if component.encoding == SEEKABLE:
         return None
     if component.encoding != "zstd":
         return f"ztviewer cannot decode the encoding {component.encoding!r}"
+    from ztviewer.codec import decode  # here: a file of raw parts (the usual start) decodes nothing
+
     expected = decode.expected_length(tensor, component)
     if expected is None or expected > WHOLE_LIMIT:
         return (f"a zstd part without a seek table is shown decoded up to {WHOLE_LIMIT >> 20} MiB"
@@ -58,7 +63,9 @@ class DecodedPart:
         self._frames: OrderedDict[int, bytes] = OrderedDict()
         self._whole: bytes | None = None
         self._stream: SeekableStream | None = None
-        if component.encoding == decode.SEEKABLE:
+        from ztviewer.codec import decode
+
+        if component.encoding == SEEKABLE:
             self._stream = decode.seekable_stream(tf, tensor, component)   # validates the seek table (CodecError)
             self.size = self._stream.decoded_length
         else:
@@ -113,6 +120,8 @@ class DecodedPart:
 
     def _whole_bytes(self) -> bytes:
         if self._whole is None:
+            from ztviewer.codec import decode
+
             self._whole = bytes(decode.component_bytes(self.tensor_file, self.tensor, self.component,
                                                        limit=WHOLE_LIMIT))
         return self._whole
