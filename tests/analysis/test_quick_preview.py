@@ -209,6 +209,10 @@ def test_grid_and_picks_equal_numpy_and_leave_nothing_resident(mapped_array, mon
     grid, picked = ReleasingPlane(array[1]).grid_and_picks(slice(30, 850, 7), slice(5, 1300, 3), rows, cols)
     np.testing.assert_array_equal(grid, values[1][30:850:7, 5:1300:3])
     np.testing.assert_array_equal(picked, values[1][rows, cols])
+    narrow = array[1][:, 100:1200]                       # rows apart in memory: not one flat run
+    grid, picked = ReleasingPlane(narrow).grid_and_picks(slice(30, 850, 7), slice(5, 1100, 3), rows, cols % 1100)
+    np.testing.assert_array_equal(grid, values[1][:, 100:1200][30:850:7, 5:1100:3])
+    np.testing.assert_array_equal(picked, values[1][:, 100:1200][rows, cols % 1100])
     assert ReleasingPlane(array[1].T).grid_and_picks(slice(0, 1300, 3), slice(0, 900, 7), rows, cols) is None
     kib = _mapped_kib(array.ctypes.data)
     if kib is not None:

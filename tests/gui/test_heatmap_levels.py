@@ -84,3 +84,21 @@ def test_sample_rows_are_the_previews_rows_and_still_spread_over_columns():
     assert np.mean(preview.sample == -1.0) < 0.002
     weight = weight_with_outlier_column()
     assert np.mean(level_sample(weight, 1 << 16, row_step=7) == 300.0) < 0.001
+
+
+def test_percentile_levels_are_numpys_lower_and_higher_percentiles():
+    """The levels pick the same elements as ``np.percentile(method="lower" / "higher")`` (one partial sort for
+    both ends instead of one per call)."""
+    rng = np.random.default_rng(21)
+    for size in (3, 999, 1000, 65_536, 65_521):
+        for dtype, scale in ((np.float32, 1.0), (np.float64, 1e6), (np.float32, 1e-3)):
+            values = (rng.standard_normal(size) * scale).astype(dtype)
+            values[rng.integers(0, size)] = np.nan
+            finite = values[np.isfinite(values)]
+            for percent in (0.1, 0.37, 2.5, 25.0):
+                low, high = lv.compute_levels(values, "percentile", percent, False)
+                assert (low, high) == (float(np.percentile(finite, percent, method="lower")),
+                                       float(np.percentile(finite, 100 - percent, method="higher")))
+                low, high = lv.compute_levels(values, "percentile", percent, True)
+                m = float(np.percentile(np.abs(finite), 100 - percent, method="higher"))
+                assert (low, high) == (-m, m) or m == 0

@@ -95,11 +95,12 @@ class ReleasingPlane:
         starts = list(range(0, grid.shape[0], band))
         first_rows = [rows.start + g * rows.step for g in starts] + [self.shape[0]]
         cuts = np.searchsorted(pick_rows, first_rows).tolist()
+        pick = _element_picker(self.plane, pick_rows, pick_cols)
         for k, g in enumerate(starts):
             out[g:g + band] = grid[g:g + band]
             a, b = cuts[k], cuts[k + 1]
             if b > a:
-                picked[a:b] = self.plane[pick_rows[a:b], pick_cols[a:b]]
+                picked[a:b] = pick(a, b)
             release(self.plane[first_rows[k]:first_rows[k + 1]])
         if cuts[0] > 0 or cuts[-1] < pick_rows.size:   # picks outside the grid's rows: read on their own
             outside = np.r_[0:cuts[0], cuts[-1]:pick_rows.size]
@@ -128,6 +129,15 @@ class ReleasingPlane:
         if order is not None:
             out[order] = out.copy()
         return out
+
+
+def _element_picker(plane: np.ndarray, rows: np.ndarray, cols: np.ndarray):
+    """``pick(a, b)`` = ``plane[rows[a:b], cols[a:b]]``: a 1-D ``take`` from a C-contiguous plane (several times
+    faster than indexing with two arrays), else that indexing."""
+    if plane.flags.c_contiguous:
+        flat, offsets = plane.reshape(-1), rows * plane.shape[1] + cols
+        return lambda a, b: flat.take(offsets[a:b])
+    return lambda a, b: plane[rows[a:b], cols[a:b]]
 
 
 def _spans_more_than(view: np.ndarray, span: int) -> bool:

@@ -44,8 +44,12 @@ def require_unchanged(array: np.ndarray) -> None:
         require_map_unchanged(mapped)
 
 
+#: numpy 2 moved ``byte_bounds``; looked up once (asking numpy 2 for the old name raises, at ~5 µs a call)
+_byte_bounds = getattr(np, "byte_bounds", None) or np.lib.array_utils.byte_bounds
+
+
 def _bounds(view: np.ndarray) -> tuple[int, int]:
-    return np.byte_bounds(view) if hasattr(np, "byte_bounds") else np.lib.array_utils.byte_bounds(view)
+    return _byte_bounds(view)
 
 
 def release(view: np.ndarray) -> None:

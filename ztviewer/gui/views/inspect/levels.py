@@ -9,6 +9,8 @@ image out (computed on at most 65,536 sampled pixels),
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 
@@ -61,17 +63,27 @@ def compute_levels(image: np.ndarray, mode: str, percent: float, centred: bool) 
     clip = percent if mode == "percentile" and percent > 0 else 0.0
     if centred:
         magnitude = np.abs(finite)
-        m = float(np.percentile(magnitude, 100.0 - clip, method="higher")) if clip else float(magnitude.max())
+        m = _percentiles(magnitude, [(100.0 - clip, "higher")])[0] if clip else float(magnitude.max())
         m = m if m > 0 else 1.0
         return -m, m
     if clip:
-        low = float(np.percentile(finite, clip, method="lower"))
-        high = float(np.percentile(finite, 100.0 - clip, method="higher"))
+        low, high = _percentiles(finite, [(clip, "lower"), (100.0 - clip, "higher")])
     else:
         low, high = float(finite.min()), float(finite.max())
     if not low < high:
         low, high = low - 0.5, high + 0.5
     return low, high
+
+
+def _percentiles(values: np.ndarray, wanted: list[tuple[float, str]]) -> list[float]:
+    """``np.percentile(values, q, method=m)`` for each ``(q, m)`` with ``m`` ``"lower"`` or ``"higher"``, from one
+    partial sort (numpy sorts again per call, and partitions NaN to the end first: these values are finite).
+    The ranks are numpy's: ``floor`` or ``ceil`` of ``(n - 1) * q / 100``."""
+    last = values.size - 1
+    ranks = [int(math.floor(last * (q / 100)) if method == "lower" else math.ceil(last * (q / 100)))
+             for q, method in wanted]
+    ordered = np.partition(values, ranks)
+    return [float(ordered[k]) for k in ranks]
 
 
 def log_magnitude(image: np.ndarray) -> np.ndarray:
