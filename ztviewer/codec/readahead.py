@@ -75,19 +75,21 @@ class _Reader(threading.Thread):
 
 
 def read_ahead(source: Source, offset: int, length: int, *, chunk: int | None = None, depth: int = DEPTH,
-               cancelled: CancelCheck | None = None) -> Iterator[memoryview]:
+               cancelled: CancelCheck | None = None, from_map: bool = True) -> Iterator[memoryview]:
     """The bytes ``[offset, offset + length)`` of ``source`` in consecutive chunks of at most ``chunk`` bytes
     (by default :data:`CHUNK` when read, :data:`MAP_CHUNK` when served from the map).
 
     Each chunk is valid until the next one is asked for (its buffer is then refilled). ``cancelled()`` is polled
     between chunks and raises :class:`.Cancelled`. In-memory sources are served from their buffer; a range that
-    fits one chunk is read in the calling thread.
+    fits one chunk is read in the calling thread. With ``from_map=False`` a file's range is always read, never
+    served from the map even when in the page cache (for a consumer that cannot check the file between chunks:
+    a decompressor; a file truncated meanwhile is then a short read, an error, never SIGBUS).
     """
     source.check_range(offset, length, "read range")
     if not length:
         return
     fd = source.reader_fd()
-    if fd is None or _in_page_cache(source, offset, length):
+    if fd is None or (from_map and _in_page_cache(source, offset, length)):
         step = chunk or MAP_CHUNK
         for start in range(offset, offset + length, step):
             if cancelled is not None and cancelled():

@@ -421,6 +421,13 @@ class RangeReader(io.RawIOBase):
         self._chunks = chunks
         self._pending = memoryview(b"")
 
+    def close(self) -> None:
+        """Close the stream and the chunks' generator (a reader thread behind it stops)."""
+        stop = getattr(self._chunks, "close", None)
+        if stop is not None:
+            stop()
+        super().close()
+
     def readable(self) -> bool:
         return True
 
