@@ -56,3 +56,47 @@ def test_nonzero_padding_is_a_gap():
     data[100] = 7
     tf = open_bytes(bytes(data))
     assert [(r.kind, r.offset, r.end) for r in find_gaps(tf)] == [("padding", 8, 64), ("gap", 68, 128)]
+
+
+def _table_file(spans: list[tuple[int, int]], regions: list[Region]) -> TensorFile:
+    from ztviewer.codec.tensor_table import TensorTable
+
+    table = TensorTable([f"t{i:03d}" for i in range(len(spans))], ["uint8"] * len(spans),
+                        [(n,) for _, n in spans], [o for o, _ in spans], [n for _, n in spans])
+    return TensorFile("x", "zt", regions=regions, tensors=table)
+
+
+def test_a_table_builds_only_the_tensors_its_layout_names():
+    """Empty tensors, aliases, overlaps, a region met, a misaligned or outlying part: only those are built, and
+    each reads as the general pass over built tensors says (the same problems, in the same order)."""
+    spans = [(64 + 64 * i, 64) for i in range(300)]
+    spans[10] = (64 * 11, 0)                 # empty: exempt
+    spans[20] = spans[21]                    # an alias of t021
+    spans[30] = (64 * 31 + 32, 64)           # misaligned, and overlapping t031
+    spans[40] = (64 * 400, 64)               # past the end
+    spans[50] = (20, 64)                     # over the header and t000
+    regions = [Region("header", 0, 64, "header")]
+    lazy, eager = _table_file(spans, regions), _table_file(spans, regions)
+    eager_tensors = list(eager.tensors)      # every tensor built, every component too
+    for t in eager_tensors:
+        _ = t.components
+    check_layout(lazy, 64 * 302, alignment=64, aliases=True)
+    check_layout(eager, 64 * 302, alignment=64, aliases=True)
+    built = sorted(lazy.tensors.positions().values())
+    assert built == [0, 20, 21, 30, 31, 40, 50]
+    assert [t.problems for t in lazy.tensors] == [t.problems for t in eager_tensors]
+    assert [p.rule for p in lazy.tensors[20].problems] == [
+        "components are identical or disjoint (aliased blobs are shared, as zTensor v2 allows)"]
+    assert any("overlaps the header" in p.message for p in lazy.tensors[50].problems)
+
+
+def test_a_zt_file_with_an_empty_tensor_opens_without_building_its_tensors(tmp_path):
+    import numpy as np
+
+    from ztviewer.codec import open_file
+    from ztviewer.codec.arrays import save_arrays
+
+    path = tmp_path / "empty.zt"
+    save_arrays(path, {**{f"w{i}": np.full(4, i, np.float32) for i in range(200)}, "empty": np.zeros((0, 3))})
+    with open_file(path) as tf:
+        assert not tf.tensors.positions() and not list(tf.all_problems())

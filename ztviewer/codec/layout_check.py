@@ -8,12 +8,11 @@ overlap rule: v0.1 places a zero-size tensor at the next blob's offset.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import repeat
-from operator import add, le, mod
 
 import numpy as np
 
 from .model import Region, Tensor, TensorFile, error, plain_spans, warning
+from .plain_columns import U64_MAX
 from .source import Source
 from .tensor_table import TensorTable
 
@@ -26,18 +25,22 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
 
     ``reserved`` defaults to ``tf.regions``. Alignment problems are warnings; the rest are errors. With
     ``aliases``, two tensors whose components cover exactly the same bytes share one blob (weight tying, as
-    zTensor v2 allows "identical or disjoint" references): a warning on each, not an overlap.
+    zTensor v2 allows "identical or disjoint" references): a warning on each, not an overlap. Of untouched plain
+    tensors, only those the columns show out of bounds, misaligned or meeting another component or a region are
+    built and looked at (:func:`_plain_suspects`).
     """
     regions = [r for r in (tf.regions if reserved is None else reserved) if r.length]
-    if _plain_layout_sound(tf.tensors, regions, file_size, alignment):
+    suspects = _plain_suspects(tf.tensors, regions, file_size, alignment)
+    if suspects is not None and not suspects:
         return
+    tensors = tf.tensors if suspects is None else [tf.tensors[p] for p in suspects]
     # One pass checks bounds and alignment and notices whether the components come in file order without
     # touching one another (as every writer lays them out); then only the few container regions remain
     # to be compared with the components' hull. Anything else takes the general sort-and-sweep.
     start: int | None = None
     reach = -1
     in_order = True
-    for tensor in tf.tensors:
+    for tensor in tensors:
         for role, c in tensor.components.items():
             offset = c.offset
             end = offset + c.length
@@ -56,59 +59,63 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
     if in_order and (start is None or all(r.offset < r.end and (r.end <= start or r.offset >= reach)
                                           for r in regions)):
         return
-    _sweep(tf, regions, file_size, aliases)
+    _sweep(tensors, regions, file_size, aliases)
 
 
-def _plain_layout_sound(tensors: Sequence[Tensor], regions: list[Region], file_size: int, alignment: int | None
-                        ) -> bool:
-    """Whether untouched plain tensors (:func:`plain_spans`) are non-empty, aligned, in file order, apart from
-    one another and from the container regions: the proof, over whole columns, that there is nothing to
-    report. ``False`` only means the general pass must look."""
-    hull = _plain_hull(tensors, file_size, alignment)
-    if hull is None:
-        return False
-    start, reach = hull
-    return all(r.offset < r.end and (r.end <= start or r.offset >= reach) for r in regions)
+def _plain_suspects(tensors: Sequence[Tensor], regions: list[Region], file_size: int, alignment: int | None
+                    ) -> list[int] | None:
+    """Positions (in order) of the untouched plain tensors (:func:`plain_spans`) whose component runs past the
+    file, is misaligned, or meets another component or a container region: worked out over whole columns.
+    Every other component is sound and alone, and checking the suspects alone reports what checking all
+    reports (an isolated span neither overlaps nor moves the reach of the spans after it in the sweep).
+    ``None``: the tensors are not plain (or a region is odd), the general pass looks at them all."""
+    spans = _span_columns(tensors)
+    if spans is None or any(r.offset < 0 or r.end <= r.offset or r.end > U64_MAX for r in regions):
+        return None
+    offsets, lengths = spans
+    if not len(offsets):
+        return []
+    ends = offsets + lengths                      # uint64: a sum past 2**64 wraps below its offset
+    outside = (ends < offsets) | (ends > np.uint64(min(file_size, U64_MAX)))
+    placed = ~outside & (lengths > 0)
+    suspect = outside | (placed & (offsets % np.uint64(alignment) != 0)) if alignment else outside
+    at = np.flatnonzero(placed) if not placed.all() else np.arange(len(offsets))
+    starts, stops = offsets[at], ends[at]
+    if len(starts) > 1 and (starts[1:] < starts[:-1]).any():   # not in file order (a manifest listed by name)
+        order = np.argsort(starts, kind="stable")
+        at, starts, stops = at[order], starts[order], stops[order]
+    if len(at) == len(offsets) and not suspect.any() and (stops[:-1] <= starts[1:]).all():  # as writers lay out
+        start, reach = int(starts[0]), int(stops[-1])
+        if all(r.end <= start or r.offset >= reach for r in regions):
+            return []
+    meets = np.zeros(len(starts), dtype=bool)
+    if len(starts) > 1:
+        meets[1:] = np.maximum.accumulate(stops)[:-1] > starts[1:]    # reached by a span that starts before
+        meets[:-1] |= starts[1:] < stops[:-1]                          # reaching the next start
+    for r in regions:
+        meets |= (starts < np.uint64(r.end)) & (stops > np.uint64(r.offset))
+    return np.union1d(np.flatnonzero(suspect), at[meets]).tolist()  # type: ignore[no-any-return]
 
 
-def _plain_hull(tensors: Sequence[Tensor], file_size: int, alignment: int | None) -> tuple[int, int] | None:
-    """``(first byte, end of the last component)`` when the plain tensors pass the column checks, else ``None``."""
+def _span_columns(tensors: Sequence[Tensor]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(offsets, lengths)`` as ``uint64`` columns of untouched plain tensors (:func:`plain_spans`), else
+    ``None`` (also for a value outside 0 .. 2**64 - 1: the general pass says what is wrong with it)."""
     if isinstance(tensors, TensorTable):
-        return _table_hull(tensors, file_size, alignment)
+        return tensors.plain_spans()
     spans = plain_spans(tensors)
-    if spans is None or not tensors:
+    if spans is None:
         return None
-    offsets, lengths = spans
-    ends = list(map(add, offsets, lengths))
-    if (min(lengths) <= 0 or min(offsets) < 0 or max(ends) > file_size or not all(map(le, ends[:-1], offsets[1:]))
-            or (alignment and any(map(mod, offsets, repeat(alignment))))):
+    try:
+        return np.asarray(spans[0], dtype=np.uint64), np.asarray(spans[1], dtype=np.uint64)
+    except OverflowError:
         return None
-    return offsets[0], ends[-1]
 
 
-def _table_hull(table: TensorTable, file_size: int, alignment: int | None) -> tuple[int, int] | None:
-    """:func:`_plain_hull` over a table's columns, vectorised."""
-    spans = table.plain_spans()
-    if spans is None or not len(table):
-        return None
-    offsets, lengths = spans
-    ends = offsets + lengths  # uint64: a sum past 2**64 wraps below its offset
-    if (not lengths.all() or int(ends.max()) > file_size or (ends < offsets).any()
-            or (alignment and (offsets % np.uint64(alignment)).any())):
-        return None
-    if (ends[:-1] > offsets[1:]).any():   # not in file order (a manifest listed by name): compare in file order
-        order = np.argsort(offsets, kind="stable")
-        offsets, ends = offsets[order], ends[order]
-        if (ends[:-1] > offsets[1:]).any():
-            return None
-    return int(offsets[0]), int(ends[-1])
-
-
-def _sweep(tf: TensorFile, regions: list[Region], file_size: int, aliases: bool = False) -> None:
+def _sweep(tensors: Sequence[Tensor], regions: list[Region], file_size: int, aliases: bool = False) -> None:
     """Report every overlap: the spans sorted by offset, each compared with the furthest end before it."""
     spans = [(r.offset, r.end, k) for k, r in enumerate(regions)]  # (offset, end, owner number)
     k = len(spans)
-    for tensor in tf.tensors:
+    for tensor in tensors:
         for c in tensor.components.values():
             offset = c.offset
             end = offset + c.length
@@ -122,7 +129,7 @@ def _sweep(tf: TensorFile, regions: list[Region], file_size: int, aliases: bool 
         if offset < reach:
             if owners is None:  # built only when an overlap is found: owner number → (tensor, role)
                 owners = [(None, r.label or r.kind) for r in regions]
-                owners += [(t, role) for t in tf.tensors for role in t.components]
+                owners += [(t, role) for t in tensors for role in t.components]
             a, b = owners[owner], owners[reach_owner]
             identical = offset == reach_start and end == reach
             if identical and aliases and a[0] is not None and b[0] is not None and not _same_entry(a, b):
