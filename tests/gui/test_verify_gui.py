@@ -163,3 +163,19 @@ def test_window_verifies_a_corpus_file_with_a_wrong_sha256(qtbot, window):
     assert mismatches and all(p.tensor and p.component and p.offset is not None for p in mismatches)
     assert "error" in window.problems_label.text()
     assert window.actions_.verify_all.isEnabled() and not window.actions_.cancel_verify.isEnabled()
+
+
+def test_verifying_a_group_row_under_a_filter_checks_the_tensors_it_shows(qtbot, make_view, tmp_path):
+    """A group row totals the tensors shown under it ("1 of 3 tensors"): verifying it verifies those."""
+    tf = build_file(tmp_path / "g.zt", [Spec("m.a"), Spec("m.b"), Spec("m.ab")])
+    view = make_view(tf)
+    a, b, ab = tf.tensors
+    view.set_grouped(True)
+    view.filter_edit.setText("b")
+    view._apply_filter()
+    group = view.tree.model().index(0, 0, view.tree.model().index(0, 0))
+    assert group.siblingAtColumn(Column.SHAPE).data() == "2 of 3 tensors"
+    view.tree.setCurrentIndex(group)
+    with qtbot.waitSignal(view.verifier.ended, timeout=10_000):
+        view.verify(selection_only=True)
+    assert [state(view, t) for t in (a, b, ab)] == ["unchecked", "ok", "ok"]

@@ -52,7 +52,8 @@ class FileChecks:
 
     def verify(self, rows: Iterable[Row] | None = None) -> VerifyDigestsTask | None:
         """Verify every recorded digest, or those of the components ``rows`` stand for (the file row: all; a group:
-        its tensors'; a tensor: its components'); returns the task (or None)."""
+        those of the tensors shown under it, as its row totals them; a tensor: its components'); returns the task
+        (or None)."""
         from ztviewer.codec.digest import components_with_digests
 
         if rows is None:
@@ -65,8 +66,8 @@ class FileChecks:
                 if tensor is not None:
                     pairs[(id(tensor), item.role)] = (tensor, item)
                 continue
-            if isinstance(item, TensorGroup):
-                tensors = [self.tensor_file.tensors[p] for p in item.members]
+            if isinstance(item, TensorGroup):     # the tensors it shows (under a filter: its matches)
+                tensors = [self.tensor_file.tensors[p] for p in self.tree_model.state.group_totals.shown(item)]
             else:
                 tensors = [item] if item is not None else []
             pairs.update(((id(t), c.role), (t, c)) for t in tensors for c in t.components.values())
