@@ -227,3 +227,34 @@ def test_batch_path_matches_reader_on_real_files(tmp_path):
             assert [t.index_in_shard for t in tensors] == [t.index for t in single.tensors]
             assert data_bytes == sum(t.components["data"].length for t in single.tensors)
             index += len(tensors)
+
+
+def test_batch_path_reads_shards_sharing_a_header_each_as_its_own(tmp_path):
+    """Shards whose headers are byte for byte the same (a dataset's) are decoded and checked once, yet each lists
+    its own tensors: its own index, shard, source and place in the shard, as the single-file reader reads it."""
+    arrays = {"a": np.zeros((2, 3), np.float16), "b": np.arange(7, dtype=np.int64)}
+    same = [tmp_path / f"s{i}.safetensors" for i in range(3)]
+    for path in same:
+        save_file(arrays, str(path), metadata={"k": "v"})
+    other = tmp_path / "o.safetensors"
+    save_file({"c": np.ones(3, np.float32)}, str(other))
+    paths = [same[0], other, same[1], same[2]]
+    batch = read_batch([p.read_bytes() for p in paths], [p.stat().st_size for p in paths],
+                       [p.name for p in paths], [f"src{i}" for i in range(4)], 5)
+    assert batch is not None
+    index = 5
+    for i, (path, (n, metadata, tensors, data_bytes)) in enumerate(zip(paths, batch)):
+        with open_file(path) as single:
+            assert (n, metadata, data_bytes) == (single.extra["header_length"], single.attributes,
+                                                 path.stat().st_size - 8 - n)
+            assert [(t.name, t.dtype, t.shape, t.components["data"].offset, t.components["data"].length,
+                     t.index_in_shard) for t in tensors] == [
+                (t.name, t.dtype, t.shape, t.components["data"].offset, t.components["data"].length, t.index)
+                for t in single.tensors]
+        assert [t.index for t in tensors] == list(range(index, index + len(tensors)))
+        assert {(t.shard, t.source) for t in tensors} == {(path.name, f"src{i}")}
+        index += len(tensors)
+    with open(same[2], "ab") as f:  # the same header, but one byte its tensors do not cover
+        f.write(b"\0")
+    assert read_batch([p.read_bytes() for p in paths], [p.stat().st_size for p in paths],
+                      [p.name for p in paths], [None] * 4, 0) is None

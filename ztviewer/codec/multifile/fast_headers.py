@@ -26,27 +26,31 @@ from .shard_view import ShardView
 
 _dtype, _shape, _offsets = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
 _flatten = chain.from_iterable
+#: ``(names, canonical dtypes, shapes, begins, lengths)`` of entries in order (byte positions as ``uint64`` arrays).
+EntryColumns = tuple[list[str], list[str], list[tuple[int, ...]], np.ndarray, np.ndarray]
 _ABSENT = object()
 
 
 def decode_headers(heads: list[bytes], sizes: list[int]
                    ) -> tuple[list[int], list[dict[str, str]], list[dict[str, Any]], bytes, int] | None:
-    """``(header lengths, metadata, tensor entries, header texts joined, metadata keys)`` of plain headers held in
-    ``heads`` (each the first bytes of a file of ``sizes``), else ``None``: each a JSON object, ``{`` … ``}`` with
-    nothing after but spaces, whose ``__metadata__`` (if any) maps strings to strings. That no key was dropped
-    as a duplicate is for the caller to check, once it knows how many keys the entries hold
-    (:func:`~ztviewer.codec.formats.safetensors_columns.no_key_dropped` over the joined texts: each text writes
-    at least as many keys as it decodes to, so the sums are equal only when every text's are)."""
+    """``(header lengths, metadata, tensor entries, texts, keys)`` of plain headers held in ``heads`` (each the first
+    bytes of a file of ``sizes``), else ``None``: each a JSON object, ``{`` … ``}`` with nothing after but spaces,
+    whose ``__metadata__`` (if any) maps strings to strings. Headers with the same text (the shards of a dataset)
+    are decoded once and share their decoded maps (read them, never change them). ``texts`` joins each distinct
+    text once; ``keys`` is how many keys they hold in all when every entry holds three: fewer than the texts write
+    means one was dropped as a duplicate (:func:`~ztviewer.codec.formats.safetensors_columns.no_key_dropped`:
+    each text writes at least as many keys as it decodes to, so the sums are equal only when every text's are)."""
     lengths = [int.from_bytes(head[:8], "little") for head in heads]
     if 0 in lengths or any(8 + n > min(len(head), size) for n, head, size in zip(lengths, heads, sizes)):
         return None
     texts = [head[8:8 + n] for head, n in zip(heads, lengths)]
-    if not all(map(bytes.startswith, texts, repeat(b"{"))):
+    distinct = list(dict.fromkeys(texts))
+    if not all(map(bytes.startswith, distinct, repeat(b"{"))):
         return None
-    if not all(map(bytes.endswith, map(bytes.rstrip, texts, repeat(b" ")), repeat(b"}"))):  # spaces may follow
+    if not all(map(bytes.endswith, map(bytes.rstrip, distinct, repeat(b" ")), repeat(b"}"))):  # spaces may follow
         return None
     try:
-        groups: list[dict[str, Any]] = list(map(parse_json, texts))
+        groups: list[dict[str, Any]] = list(map(parse_json, distinct))
     except (ValueError, RecursionError):  # not JSON
         return None
     found = list(map(dict.pop, groups, repeat(METADATA_KEY), repeat(_ABSENT)))
@@ -54,8 +58,12 @@ def decode_headers(heads: list[bytes], sizes: list[int]
     if not all(map(plain_metadata, written)):
         return None
     metadata = found if len(written) == len(found) else [{} if value is _ABSENT else value for value in found]
-    keys = len(written) + sum(map(len, written))
-    return lengths, metadata, groups, b"".join(texts), keys
+    keys = len(written) + sum(map(len, written)) + 4 * sum(map(len, groups))  # a name and three keys per entry
+    if len(distinct) < len(texts):
+        position = dict(zip(distinct, range(len(distinct))))
+        order = list(map(position.__getitem__, texts))
+        groups, metadata = list(map(groups.__getitem__, order)), list(map(metadata.__getitem__, order))
+    return lengths, metadata, groups, b"".join(distinct), keys
 
 
 def read_set(heads: list[bytes], sizes: list[int], shards: list[str], sources: list[Any], first_index: int = 0
@@ -67,12 +75,11 @@ def read_set(heads: list[bytes], sizes: list[int], shards: list[str], sources: l
     decoded = decode_headers(heads, sizes)
     if decoded is None:
         return None
-    lengths, metadata, groups, text, metadata_keys = decoded
+    lengths, metadata, groups, texts, keys = decoded
     counts = list(map(len, groups))
     buffer_lens = [size - 8 - n for n, size in zip(lengths, sizes)]
-    flat = check_entries(groups, counts, buffer_lens)
-    # each entry is a name and three keys, so fewer keys than the texts write means one was dropped as a duplicate
-    if flat is None or not no_key_dropped(text, 4 * len(flat[0]) + metadata_keys):
+    flat = check_entries(groups, counts, buffer_lens)  # every entry holds three keys, or None
+    if flat is None or not no_key_dropped(texts, keys):
         return None
     names, dtypes, shapes, begins, spans = flat
     offsets = begins + np.repeat(np.array(lengths, dtype=np.uint64) + np.uint64(8), counts)
@@ -107,6 +114,9 @@ def check_entries(groups: list[dict[str, Any]], counts: list[int], buffer_lens: 
     place in the concatenation of all buffers; when every tensor stays inside its own buffer, the shifted spans
     tile the concatenation exactly when each group tiles its own buffer.
     """
+    cases = list(zip(map(id, groups), buffer_lens))
+    if len(set(cases)) < len(cases):  # shards sharing a header and a size: check each such case once
+        return _check_cases(groups, counts, buffer_lens, cases)
     names = list(_flatten(groups))
     infos = list(_flatten(map(dict.values, groups)))
     if not infos:
@@ -134,6 +144,26 @@ def check_entries(groups: list[dict[str, Any]], counts: list[int], buffer_lens: 
     if not _tiles(begins + shifts, ends + shifts, sum(buffer_lens)):
         return None
     return names, list(map(SAFETENSORS_TO_CANONICAL.__getitem__, dtypes)), tuples, begins, lengths
+
+
+def _check_cases(groups: list[dict[str, Any]], counts: list[int], buffer_lens: list[int],
+                 cases: list[tuple[int, int]]) -> EntryColumns | None:
+    """:func:`check_entries` of groups that repeat (``cases``: each group's map and buffer length): each case is
+    checked once, and its columns repeated for every group that is that case."""
+    first: dict[tuple[int, int], int] = {}
+    for i, case in enumerate(cases):
+        first.setdefault(case, i)
+    picked = list(first.values())
+    flat = check_entries([groups[i] for i in picked], [counts[i] for i in picked], [buffer_lens[i] for i in picked])
+    if flat is None:
+        return None
+    names, dtypes, shapes, begins, lengths = flat
+    starts = list(accumulate((counts[i] for i in picked), initial=0))
+    number = dict(zip(first, range(len(first))))
+    order = np.fromiter(_flatten(range(starts[k], starts[k + 1]) for k in map(number.__getitem__, cases)),
+                        dtype=np.intp, count=sum(counts))
+    return (list(map(names.__getitem__, order)), list(map(dtypes.__getitem__, order)),
+            list(map(shapes.__getitem__, order)), begins[order], lengths[order])
 
 
 def _tiles(begins: np.ndarray, ends: np.ndarray, buffer_len: int) -> bool:
