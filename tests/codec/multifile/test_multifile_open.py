@@ -127,6 +127,8 @@ def test_shard_source_reads_like_a_source(tmp_path):
     source.close()
     with pytest.raises(ValueError):
         source.read(len(data) - 4, 4)
+    with pytest.raises(ValueError):
+        source.read(0, 8)  # within the bytes read at open: closed all the same
 
 
 # ------------------------------------------------------------------ batch header path vs the single-file reader

@@ -205,6 +205,8 @@ class ShardSource(Source):
         """:meth:`read` without the map: from the head, else with positional reads on a descriptor of its own
         (:meth:`read_chunks`: the pool may park the shared one at any time); ``None`` past
         :data:`~ztviewer.codec.source.PREAD_LIMIT` (the map serves it)."""
+        if self._closed:
+            raise ValueError(f"{self.path} is closed")
         if offset + length <= len(self._head):
             return self._head[offset:offset + length]
         if length > PREAD_LIMIT:
