@@ -4,12 +4,15 @@ shortcut copies the first (the format's own library when it can, else ztviewer.c
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QMenu, QWidget
 
 from ztviewer.codec.model import Tensor, TensorFile
-from ztviewer.session.code_snippet import Snippet, dtype_note, snippets
+
+if TYPE_CHECKING:   # the snippets load when the menu is first opened or used, not with the window
+    from ztviewer.session.code_snippet import Snippet
 
 #: the file and tensor to copy code for (None when there is none)
 Target = Callable[[], "tuple[TensorFile, Tensor] | None"]
@@ -31,10 +34,14 @@ class CopyCodeMenu(QMenu):
         self.aboutToShow.connect(self._fill)
 
     def current_snippets(self) -> list[Snippet]:
+        from ztviewer.session.code_snippet import snippets
+
         target = self._target()
         return [] if target is None else snippets(*target)
 
     def _fill(self) -> None:
+        from ztviewer.session.code_snippet import dtype_note, snippets
+
         self.clear()
         target = self._target()
         found = [] if target is None else snippets(*target)

@@ -6,18 +6,17 @@ Tensor data is never read here.
 """
 from __future__ import annotations
 
-from collections.abc import MutableSequence
+from collections.abc import Callable, MutableSequence
 from typing import Any
 
 from ..layout_check import check_layout
-from ..model import Tensor, TensorFile, building_many
+from ..model import Problem, Tensor, TensorFile, building_many
 from ..source import Source
-from . import zt_objects, zt_v01, zt_v10
+from . import zt_v10
 from .zt_footer import decode_manifest, locate_manifest
 from .zt_plain_bytes import read_plain
 
 ALIGNMENT = 64
-_READERS = {"v1.0": zt_v10.read_manifest, "v1.x-objects": zt_objects.read_manifest}
 
 
 def read(source: Source) -> TensorFile:
@@ -31,14 +30,28 @@ def _read(source: Source) -> TensorFile:
     root, problems = decode_manifest(source, loc) if plain is None else (plain[0], [])
     tensors: MutableSequence[Tensor]
     if loc.layout == "v0.1":
+        from . import zt_v01  # here: most files are v1.x
+
         tensors = zt_v01.read_tensors(root, loc.offset)
         attributes: dict[str, Any] = {}
         extra: dict[str, Any] = {}
     else:
-        tensors, more, attributes, extra = _READERS[loc.layout](root, loc.offset, None if plain is None else plain[1])
+        tensors, more, attributes, extra = _manifest_reader(loc.layout)(root, loc.offset,
+                                                                         None if plain is None else plain[1])
         problems += more
     tf = TensorFile(path=source.path, format="zt", variant=loc.layout, attributes=attributes, tensors=tensors,
                     problems=problems, regions=list(loc.regions), source=source, extra=extra)
     check_layout(tf, source.size, alignment=ALIGNMENT, aliases=True)
     return tf
 
+
+ManifestReader = Callable[..., tuple[MutableSequence[Tensor], list[Problem], dict[str, Any], dict[str, Any]]]
+
+
+def _manifest_reader(layout: str) -> ManifestReader:
+    """The 1.x layout's manifest reader (the objects layout's is imported for a file of that layout)."""
+    if layout == "v1.0":
+        return zt_v10.read_manifest
+    from . import zt_objects
+
+    return zt_objects.read_manifest

@@ -15,6 +15,7 @@ only accepts manifests that path reads without a problem, into the same tensors 
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -35,25 +36,32 @@ _REST = b"|(.+)"
 _V10 = (b"\xa4\x65dtype", b"\x65shape", b"\x66format\x65dense\x6acomponents\xa1\x64data\xa2\x66offset", b"\x66length")
 _OBJECTS = (b"\xa3\x65shape", b"\x66format\x65dense\x6acomponents\xa1\x64data\xa3\x65dtype", b"\x66offset",
             b"\x66length")
-#: layout → (the map's key in the root, one entry's expression, bytes of an entry outside its captured groups,
-#: dtype spelling → canonical dtype)
-_LAYOUTS: dict[str, tuple[str, re.Pattern[bytes], int, dict[str, str]]] = {
-    "v1.0": ("tensors", re.compile(
-        _NAME + _E(_V10[0]) + b"(" + alternatives(sorted(ZT_LONG_NAMES)) + b")" + _E(_V10[1]) + b"("
-        + SHAPE + b")" + _E(_V10[2]) + b"(" + INT + b")" + _E(_V10[3]) + b"(" + INT + b")" + _REST, re.DOTALL),
-        len(b"".join(_V10)), {name: name for name in ZT_LONG_NAMES}),
-    "v1.x-objects": ("objects", re.compile(
-        _NAME + _E(_OBJECTS[0]) + b"(" + SHAPE + b")" + _E(_OBJECTS[1]) + b"("
-        + alternatives(sorted(ZT_SHORT_TO_CANONICAL)) + b")" + _E(_OBJECTS[2]) + b"(" + INT + b")" + _E(_OBJECTS[3])
-        + b"(" + INT + b")" + _REST, re.DOTALL),
-        len(b"".join(_OBJECTS)), dict(ZT_SHORT_TO_CANONICAL)),
+#: layout → (the map's key in the root, one entry's expression (see :func:`_entry`), bytes of an entry outside its
+#: captured groups, dtype spelling → canonical dtype)
+_LAYOUTS: dict[str, tuple[str, bytes, int, dict[str, str]]] = {
+    "v1.0": ("tensors",
+             _NAME + _E(_V10[0]) + b"(" + alternatives(sorted(ZT_LONG_NAMES)) + b")" + _E(_V10[1]) + b"("
+             + SHAPE + b")" + _E(_V10[2]) + b"(" + INT + b")" + _E(_V10[3]) + b"(" + INT + b")" + _REST,
+             len(b"".join(_V10)), {name: name for name in ZT_LONG_NAMES}),
+    "v1.x-objects": ("objects",
+                     _NAME + _E(_OBJECTS[0]) + b"(" + SHAPE + b")" + _E(_OBJECTS[1]) + b"("
+                     + alternatives(sorted(ZT_SHORT_TO_CANONICAL)) + b")" + _E(_OBJECTS[2]) + b"(" + INT + b")"
+                     + _E(_OBJECTS[3]) + b"(" + INT + b")" + _REST,
+                     len(b"".join(_OBJECTS)), dict(ZT_SHORT_TO_CANONICAL)),
 }
+
+
+@functools.cache
+def _entry(layout: str) -> re.Pattern[bytes]:
+    """The layout's entry expression, compiled on first use: a file is of one layout, and each takes ~1 ms."""
+    return re.compile(_LAYOUTS[layout][1], re.DOTALL)
 
 
 def read_plain(data: bytes, layout: str) -> tuple[dict[Any, Any], TensorTable] | None:
     """``(the root map with an empty tensors / objects map, the tensors)`` of a manifest of plain entries of a
     1.x ``layout``, else ``None``."""
-    key, entry, fixed, canonical = _LAYOUTS[layout]
+    key, _source, fixed, canonical = _LAYOUTS[layout]
+    entry = _entry(layout)
     split = decode_root_before(data, key)
     if split is None:
         return None
