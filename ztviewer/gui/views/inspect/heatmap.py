@@ -1,9 +1,11 @@
 """The heatmap view of dense tensors (and of reconstructed tensor-train slices).
 
 2-D planes are images, 1-D tensors line plots; N-D tensors choose their two displayed axes and fix the
-others with sliders. A large plane is painted first from a strided preview, then refined on a worker to block
-reductions at screen resolution; zooming computes the visible region again, sharper, on top (debounced, and
-a new request cancels the stale one); once the region fits the screen the exact values are shown.
+others with sliders. A large plane is painted first from a strided preview (computed at once on this thread
+when that reads nothing from disk and little from memory, see :func:`~ztviewer.analysis.plane_jobs.quick_preview`,
+else on a worker), then refined on a worker to block reductions at screen resolution; zooming computes the
+visible region again, sharper, on top (debounced, and a new request cancels the stale one); once the region fits
+the screen the exact values are shown.
 """
 from __future__ import annotations
 
