@@ -17,6 +17,7 @@ import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from ..errors import CodecError
 from ..portable import O_BINARY, O_CLOEXEC, NotARegularFile, file_kind, open_regular, open_regular_fd
@@ -120,11 +121,15 @@ class ShardSource(Source):
         What :func:`read_head` read of the file, if the caller did it; else it is done here.
     """
 
+    # not mapped, not closed until said otherwise (class defaults: a set makes thousands of these)
+    _file: BinaryIO | None = None
+    _map: mmap.mmap | None = None
+    _buffer: memoryview | None = None
+    _closed = False
+
     def __init__(self, path: str, pool: SourcePool, head: Head | None = None) -> None:
         self.path = path
         self._pool = pool
-        self._file = self._map = self._buffer = None
-        self._closed = False
         self._stamp, self._head = read_head(path) if head is None else head
         self.size = self._stamp[0]
 
