@@ -58,6 +58,22 @@ class Component:
         return self.encoding != "raw"
 
 
+#: the last ``shared_with`` label of a blob with more owners than are named: how many more there are
+MORE_OWNERS = "and {:,} other parts"
+
+
+def shared_owners(component: Component) -> tuple[tuple[str, ...], int]:
+    """The other owners of ``component``'s blob named in ``shared_with``, and how many other owners it has in
+    all (more than are named when the last label is :data:`MORE_OWNERS`)."""
+    labels = component.shared_with
+    prefix, suffix = MORE_OWNERS.split("{:,}")
+    last = labels[-1] if labels else ""
+    count = last[len(prefix):-len(suffix)].replace(",", "")
+    if not (last.startswith(prefix) and last.endswith(suffix) and count.isascii() and count.isdigit()):
+        return labels, len(labels)
+    return labels[:-1], len(labels) - 1 + int(count)
+
+
 #: (offset, length, encoding, digest, uncompressed length, dtype[, component extra]) of a plain ``data``
 #: component not built yet
 Deferred = (tuple[int, int, str, str | None, int | None, str]

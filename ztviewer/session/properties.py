@@ -8,6 +8,7 @@ from typing import Any
 
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.errors import CodecError
+from ztviewer.codec.model import MORE_OWNERS, shared_owners
 from ztviewer.codec.tensor_table import TensorTable, stored_nbytes
 from ztviewer.codec.text import printable
 from ztviewer.codec.zstd_seekable import ENCODING_ID as SEEKABLE
@@ -229,11 +230,12 @@ def component_v2_props(tf: TensorFile | None, tensor: Tensor, component: Compone
     if tf is None or not is_v2(tf):
         return []
     rows: list[Prop] = []
-    owners = component.shared_with
-    if owners:
-        rows.append(Prop("shared blob", f"{len(owners) + 1} owners",
+    named, others = shared_owners(component)
+    if others:
+        more = [Prop("more", MORE_OWNERS.format(others - len(named)))] if others > len(named) else []
+        rows.append(Prop("shared blob", f"{others + 1:,} owners",
                          [Prop("owner", f"{tensor.name}/{component.role} (this part)")]
-                         + [Prop("owner", label) for label in owners]))
+                         + [Prop("owner", label) for label in named] + more))
     if component.extra.get("digest_over") == "decoded":
         rows.append(Prop("digest covers", "the decoded bytes (v2 §3.4)" if component.digest else "— (no digest)"))
     if component.encoding == SEEKABLE:

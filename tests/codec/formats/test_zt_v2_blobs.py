@@ -103,3 +103,21 @@ def test_a_blob_shared_by_nine_parts_names_all_eight_others(tmp_path):
     path.write_bytes(assemble({"objects": objects}, {BLOB: bytes(BLOB)}))
     with open_file(path) as tf:
         assert tf.tensor("b4").components["data"].shared_with == tuple(f"b{i}/data" for i in range(9) if i != 4)
+
+
+def test_properties_count_every_owner_of_a_blob_many_parts_share(tmp_path):
+    """Past the few owners named, Properties still counts all of them, and the count line is not an owner."""
+    from ztviewer.session.properties import component_v2_props
+
+    count = 20
+    objects = {f"b{i:02d}": dense("u8", [BLOB], BLOB, BLOB) for i in range(count)}
+    path = tmp_path / "twenty.zt"
+    path.write_bytes(assemble({"objects": objects}, {BLOB: bytes(BLOB)}))
+    with open_file(path) as tf:
+        tensor = tf.tensor("b03")
+        component = tensor.components["data"]
+        (shared,) = [p for p in component_v2_props(tf, tensor, component) if p.key == "shared blob"]
+        assert shared.value == f"{count} owners"
+        owners = [p.value for p in shared.children if p.key == "owner"]
+        assert owners == ["b03/data (this part)", *(f"b{i:02d}/data" for i in (0, 1, 2, 4, 5, 6, 7, 8))]
+        assert [p.value for p in shared.children if p.key != "owner"] == [f"and {count - 9} other parts"]

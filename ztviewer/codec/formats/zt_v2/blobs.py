@@ -13,7 +13,7 @@ import numpy as np
 
 import ztviewer.codec.formats.zt_v2.rules as rules
 
-from ...model import Tensor, error, plain_spans
+from ...model import MORE_OWNERS, Tensor, error, plain_spans
 from ...plain_columns import U64_MAX
 from ...tensor_table import TensorTable
 from .container import ALIGNMENT, FOOTER_SIZE
@@ -158,7 +158,7 @@ def _record_sharing(owners: list[Owner]) -> None:
             others = tuple(other for other in labels if other != label)
         else:
             named = [other for other in labels[:SHOWN_OWNERS + 1] if other != label][:SHOWN_OWNERS]
-            others = (*named, f"and {len(labels) - 1 - len(named):,} other parts")
+            others = (*named, MORE_OWNERS.format(len(labels) - 1 - len(named)))
         owner[0].components[owner[1]].shared_with = others
 
 
