@@ -260,3 +260,34 @@ def test_batch_path_reads_shards_sharing_a_header_each_as_its_own(tmp_path):
         f.write(b"\0")
     assert read_batch([p.read_bytes() for p in paths], [p.stat().st_size for p in paths],
                       [p.name for p in paths], [None] * 4, 0) is None
+
+
+def test_a_reader_descriptor_is_the_shards_own_whatever_the_pool_parks(tmp_path, monkeypatch):
+    """A read-ahead thread's descriptor (reader_fd) must not be a copy of the map's descriptor: the pool closes that
+    when it parks the shard (another shard mapped on another thread), possibly between the two calls, and the number
+    may by then name another file. Here the shard is parked right after its map's descriptor is handed out."""
+    path, other = tmp_path / "s.safetensors", tmp_path / "other.bin"
+    save_file({"w": np.arange(5000, dtype=np.float32)}, str(path))
+    other.write_bytes(b"x" * 100)
+    source = ShardSource(str(path), SourcePool(max_mapped=1))
+    real_fileno, opened = ShardSource.fileno, []
+
+    def parked_after(self):
+        fd = real_fileno(self)
+        self.park()
+        opened.append(os.open(other, os.O_RDONLY))   # takes the number the parked map's descriptor had
+        return fd
+
+    monkeypatch.setattr(ShardSource, "fileno", parked_after)
+    fd = source.reader_fd()
+    try:
+        assert os.fstat(fd).st_ino == os.stat(path).st_ino
+        assert os.pread(fd, 8, 0) == path.read_bytes()[:8]
+    finally:
+        os.close(fd)
+        for number in opened:
+            os.close(number)
+    save_file({"w": np.zeros(4097, np.float32)}, str(path))
+    with pytest.raises(ShardChanged):
+        source.reader_fd()
+    source.close()

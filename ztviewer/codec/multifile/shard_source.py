@@ -206,6 +206,22 @@ class ShardSource(Source):
         finally:
             os.close(fd)
 
+    def reader_fd(self) -> int | None:
+        """A descriptor of its own for positional reads from another thread (the caller closes it): the path
+        opened again and checked as :meth:`read_chunks` does, never a copy of the map's descriptor, which the pool
+        closes whenever it parks the shard (between the two calls, its number may name another file)."""
+        if self._closed:
+            raise ValueError(f"{self.path} is closed")
+        fd = open_regular_fd(self.path)
+        try:
+            if file_stamp(os.fstat(fd)) != self._stamp:
+                raise ShardChanged(f"{self.path} changed on disk since the set was opened; open the set again",
+                                   rule="shards must not change while open")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
     def _pread(self, offset: int, length: int) -> bytes | None:
         """:meth:`read` without the map: from the head, else with positional reads on a descriptor of its own
         (:meth:`read_chunks`: the pool may park the shared one at any time); ``None`` past
