@@ -21,6 +21,8 @@ from .errors import warning as warning
 if TYPE_CHECKING:
     from .source import Source
 
+#: ``Component.encoding`` of a zstd-seekable part (:mod:`.zstd_seekable` reads it frame by frame)
+SEEKABLE_ENCODING = "zt.zstd-seekable/1"
 
 @dataclass(slots=True)
 class Component:

@@ -11,8 +11,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from ztviewer.codec.errors import CodecError
+from ztviewer.codec.model import SEEKABLE_ENCODING as SEEKABLE
 from ztviewer.codec.model import Component, Tensor, TensorFile
-from ztviewer.codec.zstd_seekable import ENCODING_ID as SEEKABLE
 
 if TYPE_CHECKING:
     from ztviewer.codec.zstd_seekable import SeekableStream

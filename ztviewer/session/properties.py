@@ -9,9 +9,9 @@ from typing import Any
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import MORE_OWNERS, shared_owners
+from ztviewer.codec.model import SEEKABLE_ENCODING as SEEKABLE
 from ztviewer.codec.tensor_table import TensorTable, stored_nbytes
 from ztviewer.codec.text import printable
-from ztviewer.codec.zstd_seekable import ENCODING_ID as SEEKABLE
 
 from .file_layout import FileLayout
 from .formatting import (

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.formats.magic import ZT_V2_FORMAT as FORMAT
+from ztviewer.codec.model import SEEKABLE_ENCODING as SEEKABLE
 from ztviewer.codec.tensor_table import untouched_table
-from ztviewer.codec.zstd_seekable import ENCODING_ID as SEEKABLE
-from ztviewer.codec.zstd_seekable import seek_table_length as seek_table_length_of
 
 from .formatting import plural
 
@@ -58,6 +57,8 @@ def seek_table_length(tf: TensorFile, tensor: Tensor, component: Component) -> i
         return None
     if component.length < 17 or component.end > tf.source.size:
         return None
+    from ztviewer.codec.zstd_seekable import seek_table_length as seek_table_length_of  # here: v2 parts only
+
     return seek_table_length_of(tf.source.window(component.end - 9, 9), component.length)
 
 

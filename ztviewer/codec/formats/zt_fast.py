@@ -11,8 +11,7 @@ all three together).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, MutableSequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..dtypes import DTYPES, ZT_LONG_NAMES, ZT_SHORT_TO_CANONICAL
 from ..model import Tensor, dense_tensor
@@ -30,8 +29,7 @@ class _Unusual(Exception):
     """Raised inside the loop to send one entry to the full reader."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Layout:
+class _Layout(NamedTuple):   # not a dataclass: this module is imported to open a file, and one costs ~1 ms
     """What tells the two 1.x layouts apart for a plain dense entry: where the dtype is written and in which
     spelling (``infos``: spelling → canonical name, item size), how many keys an entry and its ``data``
     component hold at least, and the optional component keys."""
