@@ -381,13 +381,14 @@ _MEMORY_SCRIPT = textwrap.dedent("""
     app.processEvents()
     before = hwm()
     panel.show_item(tf.tensor("plane"))
-    _wait(app, lambda: heat.base is not None and heat.base.method != "strided" and not heat.base_slot.busy, 120)
+    _wait(app, lambda: heat.base is not None and heat.base.method != "strided"
+          and not heat.image_jobs.base_slot.busy, 120)
     shown = heat.base.image.data.nbytes * 2           # the preview, then the refined overview
     rows, cols = heat.image.shape
     heat.image.view.setRange(QRectF(cols // 5 - 300, rows // 3 - 200, 600, 400), padding=0)
     heat.image._settle.stop()
-    heat._range_settled()
-    _wait(app, lambda: heat.detail is not None and not heat.detail_slot.busy, 120)
+    heat.image_jobs.range_settled()
+    _wait(app, lambda: heat.detail is not None and not heat.image_jobs.detail_slot.busy, 120)
     shown += heat.detail.image.data.nbytes
     after = hwm()
     print(json.dumps({"delta": after - before, "shown": shown, "before": before, "after": after}))

@@ -27,7 +27,7 @@ def painted(panel) -> bool:
 
 
 def heatmap_painted(view) -> bool:
-    if view.base_slot.busy or view.lines.slot.busy:
+    if view.image_jobs.base_slot.busy or view.lines.slot.busy:
         return False
     shown = view.stack.currentWidget()
     if shown is view.image:

@@ -47,7 +47,7 @@ def test_a_cached_plane_is_previewed_before_the_selection_returns(qtbot, panel, 
     np.testing.assert_array_equal(view.base.image.data, values[::s0, ::s1])
     assert map_of(view.base.image.data) is None
     levels, sample = view.image.levels(), view.base.sample
-    assert view.base_slot.busy                                                   # the refinement is on its way
+    assert view.image_jobs.base_slot.busy                                        # the refinement is on its way
     qtbot.waitUntil(lambda: heatmap_painted(view), timeout=20_000)
     assert painted == ["strided", "peak"] and view.base.image.data.max() == 60.0
     assert view.base.sample is sample and view.image.levels() == levels          # no jump in the colours
@@ -80,7 +80,7 @@ def test_a_file_changed_on_disk_is_left_to_the_worker_which_says_so(qtbot, heatm
     messages: list[str] = []
     heatmap.message.connect(messages.append)
     heatmap.set_data(data, "big")
-    assert heatmap.base is None and heatmap.base_slot.busy
-    qtbot.waitUntil(lambda: not heatmap.base_slot.busy, timeout=20_000)
+    assert heatmap.base is None and heatmap.image_jobs.base_slot.busy
+    qtbot.waitUntil(lambda: not heatmap.image_jobs.base_slot.busy, timeout=20_000)
     assert heatmap.base is None and "changed on disk" in heatmap.note.text()
     assert messages and "changed on disk" in messages[-1]

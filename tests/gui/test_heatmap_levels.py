@@ -3,6 +3,7 @@ import numpy as np
 from tests.gui.inspect_helpers import show_and_wait
 from ztviewer.analysis.reduce import block_reduce, level_sample
 from ztviewer.gui.views.inspect import levels as lv
+from ztviewer.gui.views.inspect.image_jobs import describe
 
 
 def weight_with_outlier_column(rows=2048, cols=4096, column=1000):
@@ -45,7 +46,7 @@ def test_heatmap_of_a_weight_with_an_outlier_column_is_not_washed_out(qtbot, pan
     tf = open_arrays({"w": weight})
     show_and_wait(qtbot, panel, tf, "w", timeout=30_000)
     view = panel.heatmap
-    wait_idle(qtbot, view.base_slot, timeout=30_000)
+    wait_idle(qtbot, view.image_jobs.base_slot, timeout=30_000)
     low, high = view.image.levels()
     assert 2.0 < high < 10.0 and -10.0 < low < -2.0
     got = pixels(render_plot(view.image))
@@ -55,14 +56,14 @@ def test_heatmap_of_a_weight_with_an_outlier_column_is_not_washed_out(qtbot, pan
     # the footer follows Fit: zoomed it describes the detail, fitted again the overview
     view.image.view.setRange(QRectF(100, 100, 60, 40), padding=0)
     view.image._settle.stop()
-    view._range_settled()
-    wait_idle(qtbot, view.detail_slot, timeout=30_000)
+    view.image_jobs.range_settled()
+    wait_idle(qtbot, view.image_jobs.detail_slot, timeout=30_000)
     assert view.info.text() == "41 × 61, exact values" or "exact" in view.info.text()
     zoomed = view.info.text()
     view.controls.reset.click()
     view.image._settle.stop()
-    view._range_settled()
-    assert view.info.text() != zoomed and view.info.text() == view._describe(view.base)
+    view.image_jobs.range_settled()
+    assert view.info.text() != zoomed and view.info.text() == describe(view.base)
 
 
 def test_sample_rows_are_the_previews_rows_and_still_spread_over_columns():

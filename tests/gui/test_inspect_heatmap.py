@@ -34,7 +34,7 @@ def test_large_plane_preview_then_block_reduction_as_computed_by_analysis(qtbot,
     a = rng.standard_normal((700, 900)).astype(np.float32)
     a[123, 456] = 50.0  # a spike a stride would miss
     previews = []
-    heatmap.base_slot.current = None
+    heatmap.image_jobs.base_slot.current = None
     heatmap.rendered.connect(lambda: previews.append(heatmap.base.image.method if heatmap.base else None))
     show(qtbot, heatmap, a)
     image = heatmap.base.image
@@ -188,16 +188,16 @@ def test_one_dimensional_tensors_are_line_plots(qtbot, heatmap):
 def test_zoom_refines_the_visible_region_and_cancels_stale_jobs(qtbot, heatmap):
     a = np.random.default_rng(3).standard_normal((3000, 3000)).astype(np.float32)
     show(qtbot, heatmap, a)
-    slot = heatmap.detail_slot
+    slot = heatmap.image_jobs.detail_slot
     before = slot.cancelled_count
     heatmap.image.view.setRange(QRectF(100, 100, 1500, 1500), padding=0)
     heatmap.image._settle.stop()
-    heatmap._range_settled()
+    heatmap.image_jobs.range_settled()
     stale = slot.current
     assert stale is not None
     heatmap.image.view.setRange(QRectF(2000, 1000, 60, 40), padding=0)
     heatmap.image._settle.stop()
-    heatmap._range_settled()
+    heatmap.image_jobs.range_settled()
     assert stale.is_cancelled() and slot.cancelled_count == before + 1
     wait_idle(qtbot, slot)
     detail = heatmap.detail

@@ -77,7 +77,8 @@ def main(path: str, view_name: str, other: str | None = None) -> None:
     if view_name in ("heatmap", "values"):
         panel = inspect("dense")
         heat = panel.heatmap
-        assert wait(lambda: heat.base is not None and heat.base.method != "strided" and not heat.base_slot.busy)
+        assert wait(lambda: heat.base is not None and heat.base.method != "strided"
+                    and not heat.image_jobs.base_slot.busy)
         if view_name == "values":
             heat.values_button.setChecked(True)
             grid = heat.values
@@ -102,7 +103,7 @@ def main(path: str, view_name: str, other: str | None = None) -> None:
                 heat.grab()
     elif view_name == "hex":
         heat = inspect("dense").heatmap                 # the file is mapped once something was shown from it
-        assert wait(lambda: heat.base is not None and not heat.base_slot.busy)
+        assert wait(lambda: heat.base is not None and not heat.image_jobs.base_slot.busy)
         view.inspect_tabs.setCurrentIndex(0)
         view.select_item(tf.tensor("dense"))
         hexv = view.hex_view
@@ -148,7 +149,7 @@ def main(path: str, view_name: str, other: str | None = None) -> None:
         assert compare.select_name("dense")
         assert wait(lambda: compare.pair_view.data is not None)
         maps = compare.pair_view.heatmaps
-        assert wait(lambda: all(m.base is not None and not m.base_slot.busy for m in maps.values()))
+        assert wait(lambda: all(m.base is not None and not m.image_jobs.base_slot.busy for m in maps.values()))
 
         def exercise() -> None:
             maps["B"].image.view.setRange(QRectF(5, 7, 10, 6), padding=0)      # all three re-read a region

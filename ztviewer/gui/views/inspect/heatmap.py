@@ -1,20 +1,17 @@
 """The heatmap view of dense tensors (and of reconstructed tensor-train slices).
 
 2-D planes are images, 1-D tensors line plots; N-D tensors choose their two displayed axes and fix the
-others with sliders. A large plane is painted first from a strided preview (computed at once on this thread
-when that reads nothing from disk and little from memory, see :func:`~ztviewer.analysis.plane_jobs.quick_preview`,
-else on a worker), then refined on a worker to block reductions at screen resolution; zooming computes the
-visible region again, sharper, on top (debounced, and a new request cancels the stale one); once the region fits
-the screen the exact values are shown.
+others with sliders. A large plane is painted first from a strided preview, then refined at screen resolution;
+zooming computes the visible region again, sharper, on top (the jobs: :mod:`.image_jobs`; 1-D profiles:
+:mod:`.line_control`).
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import Qt, QThreadPool, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -24,25 +21,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, quick_preview, render_plane
+from ztviewer.analysis.plane_jobs import Rendered
 from ztviewer.codec.errors import CodecError
-from ztviewer.session.formatting import ordinal
 from ztviewer.session.inspect_data import DenseData, TTData, format_value
 from ztviewer.session.value_grid import PlaneCells
 
 from .axes_panel import AxisSelector
 from .controls import DisplayControls
 from .export import ExportButton, Plane, SliceSource, tensor_export_job
+from .image_jobs import ImageJobs, describe
 from .image_plot import ImagePlot
 from .levels import CYCLIC, compute_levels, default_colormap, is_diverging, is_signed, log_magnitude
 from .line_control import LineController
 from .line_view import LinePlot
 from .progress import DelayedProgress
-from .runner import JobSlot
 from .values_grid import ValuesView
-
-#: planes up to this many elements are computed at once on the GUI thread (no worker round trip).
-SYNC_ELEMENTS = 1 << 16
 
 
 class HeatmapView(QWidget):
@@ -116,25 +109,18 @@ class HeatmapView(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addLayout(bottom)
 
-        self.base_slot = JobSlot(pool, self)
-        self.detail_slot = JobSlot(pool, self)
-        for slot in (self.base_slot, self.detail_slot):
-            slot.busy_changed.connect(self._busy_changed)
-            slot.progress.connect(self._progress)
+        self.image_jobs = ImageJobs(self, self, pool)
         self.lines = LineController(self, pool)
+        #: the whole-plane image shown, and the sharper one of the zoomed region on top of it
         self.base: Rendered | None = None
         self.detail: Rendered | None = None
         self._plane: Plane | None = None
-        self._request = 0
         self._auto_cmap = True
-        self._preview_shown: threading.Event | None = None
-        self._pending_prepare: Callable[[], None] | None = None
         self._values_stale = False  # the plane changed while the values grid was hidden
         #: linked views (Compare): returns the automatic levels to use instead of this view's own, or None
         self.shared_levels: Callable[[], tuple[float, float] | None] | None = None
         self.controls.changed.connect(self._control_changed)
         self.axes.changed.connect(self.refresh)
-        self.image.range_settled.connect(self._range_settled)
         self.image.hovered.connect(self._hovered)
         self.image.levels_dragged.connect(self._levels_dragged)
 
@@ -182,9 +168,8 @@ class HeatmapView(QWidget):
         """Recompute the displayed plane from scratch (new tensor, axes, slider, presentation, method)."""
         if self.data is None:
             return
-        self.detail_slot.cancel()
+        self.image_jobs.reset()
         self.base, self.detail = None, None
-        self._pending_prepare = None
         self.readout.setText(" ")
         shape = self.data.shape
         if len(shape) == 0 or 0 in shape:
@@ -210,7 +195,7 @@ class HeatmapView(QWidget):
             self._show_page(self.image)
             self.image.set_shape(rows, cols, (f"axis {r}", f"axis {c}"))
 
-        self._start_base(prepare)
+        self.image_jobs.start_base(prepare)
 
     # -- values grid ---------------------------------------------------------------------------------------
     def _show_page(self, page: QWidget) -> None:
@@ -258,102 +243,14 @@ class HeatmapView(QWidget):
                                                                data.dtype_name, where) if p))
 
     def show_message_keep(self, text: str) -> None:
-        self.base_slot.cancel()
+        self.image_jobs.base_slot.cancel()
         self.note.setText(text)
         self.stack.setCurrentWidget(self.note)
 
-    def _kw(self) -> dict[str, Any]:
-        return {"dtype_name": self.data.dtype_name if self.data is not None else None,
-                "complex_mode": self.complex_mode}
-
-    def _start_base(self, prepare: Callable[[], None] | None = None) -> None:
-        """Compute the whole-plane image; ``prepare()`` sets the plot up for the new plane just before its
-        first image is shown (the previous content stays until then: no blank flash, and the GUI thread
-        does not lay out and paint an empty plot while the worker reads)."""
-        plane = self._plane
-        if plane is None:
-            return
-        rows, cols = plane.shape
-        region = (0, rows, 0, cols)
-        out = self.image.screen_shape(minimum=512)
-        self._request += 1
-        method, kw, request = self.controls.method_name, self._kw(), self._request
-        if rows * cols <= SYNC_ELEMENTS:
-            self.base_slot.cancel()
-            if prepare is not None:
-                prepare()
-            self._show(render_plane(Inline(), plane, region, out, method, request=request, **kw))
-            return
-        self._release_waiting()
-        self._preview_shown = shown = threading.Event()
-        if prepare is not None:
-            self._pending_prepare = prepare
-        quick = self._quick_preview(plane, region, out, request, kw)
-        if quick is not None:   # painted now; the worker only refines
-            self.base_slot.cancel()
-            self._show(quick)
-            sample = quick.sample
-            self.base_slot.start(lambda task: render_plane(task, plane, region, out, method, request=request,
-                                                           preview_shown=shown, sample=sample, **kw),
-                                 self._show, failed=self._failed)
-            return
-        self.info.setText("reading…")
-        self.base_slot.start(lambda task: render_plane(task, plane, region, out, method, preview=True,
-                                                       request=request, preview_shown=shown, **kw),
-                             self._show, partial=self._show, failed=self._failed)
-
-    @staticmethod
-    def _quick_preview(plane: Plane, region: tuple[int, int, int, int], out: tuple[int, int], request: int,
-                       kw: dict[str, Any]) -> Rendered | None:
-        """The preview computed on this thread when it needs no I/O and little work (:func:`quick_preview`), else
-        ``None``; a file that changed on disk is left to the worker, which reports it."""
-        try:
-            return quick_preview(plane, region, out, request=request, **kw)
-        except (CodecError, OSError):
-            return None
-
-    def _range_settled(self) -> None:
-        if self.base is None or self.stack.currentWidget() is not self.image:
-            return
-        rows, cols = self.image.shape
-        region = self.image.visible_region()
-        out = self.image.screen_shape()
-        base = self.base.image
-        if region[1] <= region[0] or region[3] <= region[2]:
-            return
-        if region == (0, rows, 0, cols) or base.exact:
-            if self.detail is not None or self.detail_slot.busy:
-                self.detail_slot.cancel()
-                self.detail = None
-                self.image.clear_detail()
-                self.info.setText(self._describe(self.base))   # the footer describes what is shown again
-            if not base.exact and (len(base.row_edges) - 1 < 0.75 * min(rows, out[0])
-                                   or len(base.col_edges) - 1 < 0.75 * min(cols, out[1])):
-                self._start_base()  # the window grew: the overview deserves more pixels
-            return
-        self._start_detail(region, out)
-
-    def _start_detail(self, region: tuple[int, int, int, int], out: tuple[int, int]) -> None:
-        current = self.detail
-        if current is not None and current.region == region \
-                and current.image.data.shape[0] >= min(out[0], region[1] - region[0]) - 1:
-            return  # already shown at this resolution
-        plane, method, kw = self._plane, self.controls.method_name, self._kw()
-        if plane is None:
-            return
-        self._request += 1
-        request = self._request
-        self.detail_slot.start(lambda task: render_plane(task, plane, region, out, method, base=False,
-                                                         request=request, **kw),
-                               self._show, failed=self._failed)
-
-    def _show(self, rendered: Rendered) -> None:
-        if rendered.base and self._pending_prepare is not None:
-            prepare, self._pending_prepare = self._pending_prepare, None
-            prepare()
+    def show_rendered(self, rendered: Rendered, first: bool) -> None:
+        """Show a computed image (``first``: the plane's first base image, whose values choose the colour map)."""
         if rendered.base:
             self.base = rendered
-            first = rendered.method == "strided" or self.base_slot.current is None
             if self._auto_cmap and first:
                 self._choose_colormap(rendered.image.data)
         else:
@@ -363,27 +260,18 @@ class HeatmapView(QWidget):
         if rendered.base or self.controls.level_mode.currentText() != "manual":
             self._apply_levels()
         self.image.set_image(layer, shown, rendered.region)
-        self.info.setText(self._describe(rendered))
+        self.info.setText(describe(rendered))
         self.rendered.emit()
-        if rendered.method == "strided" and self._preview_shown is not None:
-            QTimer.singleShot(0, self._preview_shown.set)  # once this paint is done, let the reduction run
+
+    def clear_detail(self) -> None:
+        """Show the base image alone again (and describe it in the footer)."""
+        self.detail = None
+        self.image.clear_detail()
+        if self.base is not None:
+            self.info.setText(describe(self.base))
 
     def _shown(self, data: np.ndarray) -> np.ndarray:
         return log_magnitude(data) if self.controls.log.isChecked() else data
-
-    def _describe(self, rendered: Rendered) -> str:
-        image = rendered.image
-        h, w = image.data.shape
-        if image.method == "strided":
-            step = (int(image.row_edges[1] - image.row_edges[0]) if h > 1 else 1,
-                    int(image.col_edges[1] - image.col_edges[0]) if w > 1 else 1)
-            return f"preview: every {ordinal(step[0])} row, {ordinal(step[1])} column · refining…"
-        if image.exact:
-            return f"{h} × {w}, exact values"
-        bh = int(np.diff(image.row_edges).max())
-        bw = int(np.diff(image.col_edges).max())
-        label = next((k for k, v in METHODS.items() if v == image.method), image.method)
-        return f"{h} × {w} pixels, each the {label} of ≤{bh} × {bw} elements"
 
     def _failed(self, text: str) -> None:
         self.info.setText("")
@@ -515,22 +403,17 @@ class HeatmapView(QWidget):
         return ""
 
     def _busy_changed(self, _busy: bool) -> None:
-        self.progress.set_busy(self.base_slot.busy or self.detail_slot.busy or self.lines.slot.busy)
+        self.progress.set_busy(self.image_jobs.busy or self.lines.slot.busy)
 
     def _progress(self, done: int, total: int | None) -> None:
         self.progress.set_progress(done, total)
 
-    def _release_waiting(self) -> None:
-        if self._preview_shown is not None:
-            self._preview_shown.set()  # a superseded job waiting to refine goes on (and sees it is cancelled)
-
     def shutdown_jobs(self) -> None:
-        for slot in (self.base_slot, self.detail_slot, self.lines.slot):
-            slot.cancel()
-        self._release_waiting()
+        self.image_jobs.cancel()
+        self.lines.slot.cancel()
 
     def shutdown(self) -> None:
-        self._release_waiting()
-        for slot in (self.base_slot, self.detail_slot, self.lines.slot, self.export.slot):
+        self.image_jobs.shutdown()
+        for slot in (self.lines.slot, self.export.slot):
             slot.shutdown()
 
