@@ -10,6 +10,7 @@ import pytest
 from ztviewer.analysis import plane_jobs, positional
 from ztviewer.analysis.mapped import ReleasingPlane
 from ztviewer.analysis.plane_jobs import Inline, quick_preview, render_plane
+from ztviewer.analysis.reduce import preview_grid
 from ztviewer.analysis.slicing import plane
 from ztviewer.codec import portable
 from ztviewer.codec.mapped_pages import map_of
@@ -217,3 +218,43 @@ def test_grid_and_picks_equal_numpy_and_leave_nothing_resident(mapped_array, mon
     kib = _mapped_kib(array.ctypes.data)
     if kib is not None:
         assert kib <= 256, f"{kib} KiB of the map still resident"
+
+
+def _page_flags(array: np.ndarray) -> np.ndarray:
+    mapped = memoryview(map_of(array))
+    return portable.resident_pages(mapped, 0, len(mapped))[1]
+
+
+@pytest.mark.parametrize(("orientation", "cached"), [("plain", "whole rows"), ("plain", "grid"),
+                                                      ("transposed", "whole rows")])
+def test_it_reads_no_page_that_is_not_in_the_page_cache(mapped_array, orientation, cached):
+    """Only the file rows the preview reads in the page cache, whole (read alone, no read-ahead): computing the
+    preview and its level sample here brings no other page of the file in (that would be disk I/O on the GUI
+    thread), else it is left to the worker. A plain plane's sample lies on the preview's rows (anywhere in them,
+    past its last column too), a transposed plane's on other rows of the file. ``grid``: only the bytes from the
+    first to the last element of the preview's grid on each row are cached (what a worker's preview reads)."""
+    array, _, path = mapped_array
+    plain = orientation == "plain"
+    view = array[1] if plain else array[1].T
+    region = (0, view.shape[0], 0, view.shape[1])
+    grid_rows, grid_cols = preview_grid(view.shape, *OUT, region)
+    if cached == "grid":
+        rows = positional._rows(view[grid_rows, grid_cols])
+    else:
+        rows = positional._rows(view[grid_rows, :] if plain else view[:, grid_cols])
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.fsync(fd)   # clean pages can be dropped
+        if not portable.advise(fd, 0, 0, "DONTNEED") or _page_flags(array).any():
+            pytest.skip("the system keeps the file's pages cached")
+        portable.advise(fd, 0, 0, "RANDOM")
+        for offset in rows.offsets.tolist():
+            os.pread(fd, rows.run, offset)
+    finally:
+        os.close(fd)
+    before = _page_flags(array)
+    quick = quick_preview(ReleasingPlane(view), region, OUT)
+    if cached == "whole rows":
+        assert (quick is not None) is plain
+    brought_in = np.flatnonzero(_page_flags(array) & ~before)
+    assert not brought_in.size, f"{brought_in.size} pages read in, e.g. page {brought_in[0]}"

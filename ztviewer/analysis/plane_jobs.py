@@ -136,7 +136,8 @@ def quick_preview(plane, region: tuple[int, int, int, int], out_shape: tuple[int
     ``preview``), computed here when that needs no I/O and little work, else ``None`` (the worker does it).
 
     Cheap means: a preview of at most :data:`QUICK_ELEMENTS` pixels, of an array in memory or of a file map whose
-    rows span at most :data:`QUICK_SPAN` bytes and are in the page cache (sampled with ``mincore``; ``None``
+    rows read (the grid's rows across the region, where the level sample is taken too) span at most
+    :data:`QUICK_SPAN` bytes and are in the page cache (sampled with ``mincore``; ``None``
     where the system cannot tell). The GUI thread uses it to paint at once instead of a round trip to a worker.
     Reading goes through :class:`~.mapped.ReleasingPlane` as on the worker: the file is checked first (a
     truncated file raises :class:`~ztviewer.codec.source.SourceChanged`), the image is a copy of its own.
@@ -152,7 +153,9 @@ def quick_preview(plane, region: tuple[int, int, int, int], out_shape: tuple[int
     if len(range(r0, r1, rows.step)) * len(range(c0, c1, cols.step)) > QUICK_ELEMENTS:
         return None
     if isinstance(plane, ReleasingPlane):
-        span = cached_bytes(plane.plane[rows, cols])
+        # what the preview and its level sample read: the sample takes any column of the grid's rows (of a
+        # transposed plane, whose rows are the file's columns: any row of the file the region covers)
+        span = cached_bytes(plane.plane[rows, c0:c1])
         if span is None or span > QUICK_SPAN:
             return None
     kw: dict[str, Any] = {"dtype_name": dtype_name, "complex_mode": as_complex_mode(complex_mode)}
