@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import IO, Any
 
-from .codec.decode import per_file_budget
+from .codec.decode_rules import per_file_budget
 from .codec.huge_int import HugeInt
 from .codec.model import Problem, Tensor, TensorFile
 from .codec.tensor_table import transient_slice
@@ -133,7 +133,7 @@ def _dumps(value: Any) -> str:
 
 def write_json(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     """The ``info --json`` document, one tensor per line, written as the tensors are walked (hashes decode
-    within one per-file budget, :func:`~ztviewer.codec.decode.per_file_budget`)."""
+    within one per-file budget, :func:`~ztviewer.codec.decode_rules.per_file_budget`)."""
     with per_file_budget(), _collector_paused():
         _write_json(tf, out, with_hash)
 

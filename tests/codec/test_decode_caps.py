@@ -25,7 +25,8 @@ from ztviewer.codec import check as check_module
 from ztviewer.codec import registry
 from ztviewer.codec.check import check_file
 from ztviewer.codec.content_hash import content_sha256
-from ztviewer.codec.decode import component_bytes, per_file_budget
+from ztviewer.codec.decode import component_bytes
+from ztviewer.codec.decode_rules import per_file_budget
 from ztviewer.codec.dense import to_dense
 from ztviewer.codec.errors import DecodeLimitExceeded, FileDecodeBudgetSpent
 from ztviewer.codec.formats import zt  # noqa: F401  (registers the handler)

@@ -10,7 +10,7 @@ import pytest
 import zstandard
 
 from benchmarks.files import ZtV10Writer
-from ztviewer.codec import decode, open_file
+from ztviewer.codec import open_file, zstd_decode
 from ztviewer.codec.decode import component_bytes
 from ztviewer.codec.errors import CodecError, DecodeError
 
@@ -34,8 +34,8 @@ def _readers() -> list[threading.Thread]:
 @pytest.fixture
 def ahead(monkeypatch):
     """Every zstd part read ahead, in chunks small enough that the ring turns many times."""
-    monkeypatch.setattr(decode, "AHEAD_BYTES", 1)
-    monkeypatch.setattr(decode, "AHEAD_CHUNK", 4096)
+    monkeypatch.setattr(zstd_decode, "AHEAD_BYTES", 1)
+    monkeypatch.setattr(zstd_decode, "AHEAD_CHUNK", 4096)
 
 
 def test_read_ahead_decodes_the_same_bytes(tmp_path, ahead):

@@ -5,7 +5,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from . import digest as digests
-from .decode import CancelCheck, expected_length, iter_decoded, per_file_budget
+from .decode import iter_decoded
+from .decode_rules import CancelCheck, expected_length, per_file_budget
 from .errors import CodecError, FileDecodeBudgetSpent, UnsupportedLayout
 from .model import Component, Problem, Tensor, TensorFile, error, warning
 from .tensor_table import transient_slice

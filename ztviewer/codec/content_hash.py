@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from .decode import CancelCheck, decode_limit, iter_decoded, storage_dtype
+from .decode import iter_decoded, storage_dtype
+from .decode_rules import CancelCheck, decode_limit
 from .dtypes import DTYPES
 from .errors import Cancelled, UnsupportedLayout
 from .model import Tensor, TensorFile

@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .decode import decode_limit, dense_array
+from .decode import dense_array
+from .decode_rules import decode_limit
 from .dtypes import DTYPES
 from .errors import UnsupportedLayout
 from .model import Tensor, TensorFile

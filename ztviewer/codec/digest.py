@@ -17,7 +17,7 @@ import crc32c as _crc32c
 import xxhash
 
 from .errors import DigestError, DigestMismatch
-from .model import Component, Tensor, TensorFile
+from .model import SEEKABLE_ENCODING, Component, Tensor, TensorFile
 from .readahead import read_ahead
 from .source import Source, StoredRange
 
@@ -134,11 +134,11 @@ def _compute_decoded(source: Source, tensor: Tensor, component: Component, algor
                      progress: ProgressCallback | None, cancelled: CancelCheck | None) -> Digest:
     """Digest of a part's decoded bytes (zTensor v2 digests cover decoded content); progress is reported in
     stored bytes, frame by frame, so totals stay those of the stored ranges."""
-    from .decode import SEEKABLE, refuse_unsupported
+    from .decode_rules import refuse_unsupported
     from .zstd_seekable import SeekableStream
 
     refuse_unsupported(tensor, component)
-    if component.encoding != SEEKABLE:
+    if component.encoding != SEEKABLE_ENCODING:
         raise DigestError(f"cannot decode encoding {component.encoding!r} to verify its digest",
                           rule=DECODED_RULE, tensor=tensor.name, component=component.role)
     stored = StoredRange(source, component.offset, component.length, "component", tensor=tensor.name,

@@ -7,7 +7,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .decode import CHUNK, iter_decoded, present, refuse_unsupported, storage_dtype
+from .decode import iter_decoded, present, storage_dtype
+from .decode_rules import CHUNK, refuse_unsupported
 from .dense import to_dense
 from .dtypes import PACKED_NIBBLES
 from .errors import DecodeError

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .decode import component_bytes, decode_limit, present, storage_dtype
+from .decode import component_bytes, present, storage_dtype
+from .decode_rules import decode_limit
 from .dtypes import DTYPES
 from .errors import DecodeLimitExceeded, SparseStructureError
 from .mapped_pages import scan

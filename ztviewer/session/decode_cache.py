@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ztviewer.codec.decode import env_bytes
+from ztviewer.codec.decode_rules import env_bytes
 
 DEFAULT_BUDGET = 1 << 30
 MAX_ENTRIES = 256

@@ -33,9 +33,10 @@ def why_not_decodable(tensor: Tensor, component: Component) -> str | None:
         return None
     if component.encoding != "zstd":
         return f"ztviewer cannot decode the encoding {component.encoding!r}"
-    from ztviewer.codec import decode  # here: a file of raw parts (the usual start) decodes nothing
+    # here: a file of raw parts (the usual start) decodes nothing
+    from ztviewer.codec.decode_rules import expected_length
 
-    expected = decode.expected_length(tensor, component)
+    expected = expected_length(tensor, component)
     if expected is None or expected > WHOLE_LIMIT:
         return (f"a zstd part without a seek table is shown decoded up to {WHOLE_LIMIT >> 20} MiB"
                 + (f"; this one decodes to {expected:,} bytes" if expected is not None else ""))
@@ -64,12 +65,13 @@ class DecodedPart:
         self._whole: bytes | None = None
         self._stream: SeekableStream | None = None
         from ztviewer.codec import decode
+        from ztviewer.codec.decode_rules import expected_length
 
         if component.encoding == SEEKABLE:
             self._stream = decode.seekable_stream(tf, tensor, component)   # validates the seek table (CodecError)
             self.size = self._stream.decoded_length
         else:
-            self.size = decode.expected_length(tensor, component) or 0
+            self.size = expected_length(tensor, component) or 0
 
     @property
     def frame_count(self) -> int:

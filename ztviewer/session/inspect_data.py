@@ -20,6 +20,7 @@ import numpy as np
 from ztviewer.analysis.mapped import ReleasingPlane, file_mapped
 from ztviewer.analysis.slicing import plane
 from ztviewer.codec import decode, tt
+from ztviewer.codec.decode_rules import expected_length
 from ztviewer.codec.dtypes import DTYPES, PACKED_NIBBLES, unpack_nibbles
 from ztviewer.codec.errors import (
     Cancelled,
@@ -151,7 +152,7 @@ def format_value(value: object) -> str:
 
 def expected_nbytes(tensor: Tensor) -> int | None:
     component = tensor.components.get("data")
-    return None if component is None else decode.expected_length(tensor, component)
+    return None if component is None else expected_length(tensor, component)
 
 
 def load_dense(tf: TensorFile, tensor: Tensor, dtype_name: str | None = None, *, cache: DecodedCache | None = None,
@@ -186,7 +187,7 @@ def decode_component(tf: TensorFile, tensor: Tensor, role: str, *, cache: Decode
                      cancelled: CancelCheck | None = None, progress: Progress | None = None) -> np.ndarray:
     """All decoded bytes of a compressed component as a uint8 array, with progress over the output bytes."""
     component = tensor.components[role]
-    expected = decode.expected_length(tensor, component)
+    expected = expected_length(tensor, component)
     budget = cache.budget if cache is not None else None
     if expected is not None and budget is not None and expected > budget:
         raise DecodeLimitExceeded(

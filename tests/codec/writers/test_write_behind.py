@@ -14,7 +14,8 @@ from safetensors.numpy import save_file
 import ztviewer.codec.writers.output as output
 from ztviewer.codec import open_file
 from ztviewer.codec.convert import convert
-from ztviewer.codec.decode import CHUNK, iter_decoded
+from ztviewer.codec.decode import iter_decoded
+from ztviewer.codec.decode_rules import CHUNK
 from ztviewer.codec.errors import Cancelled
 from ztviewer.codec.save import stale_temporaries
 

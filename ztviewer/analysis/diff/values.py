@@ -12,13 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ztviewer.codec.decode import (
-    CancelCheck,
-    decode_limit,
-    iter_decoded,
-    present,
-    storage_dtype,
-)
+from ztviewer.codec.decode import iter_decoded, present, storage_dtype
+from ztviewer.codec.decode_rules import CancelCheck, decode_limit
 from ztviewer.codec.dtypes import DTYPES
 from ztviewer.codec.errors import Cancelled, DecodeError, UnsupportedLayout
 from ztviewer.codec.model import Tensor, TensorFile

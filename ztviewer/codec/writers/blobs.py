@@ -16,7 +16,8 @@ import crc32c as _crc32c
 import numpy as np
 import zstandard
 
-from ..decode import CHUNK, expected_length, iter_decoded, storage_dtype
+from ..decode import iter_decoded, storage_dtype
+from ..decode_rules import CHUNK, expected_length
 from ..digest import parse_digest
 from ..dtypes import DTYPES
 from ..errors import CodecError, DigestError

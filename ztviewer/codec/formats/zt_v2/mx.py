@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ...decode import component_bytes, decode_limit, shaped
+from ...decode import component_bytes, shaped
+from ...decode_rules import decode_limit
 from ...dtypes import to_float32, unpack_nibbles
 from ...errors import DecodeLimitExceeded, UnsupportedLayout
 from ...model import Tensor, TensorFile
