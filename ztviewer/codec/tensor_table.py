@@ -27,8 +27,6 @@ from .model import Tensor, deferred_component, dense_tensor
 
 #: ``(shard name, source)`` of a multi-file set's shard; its tensors carry them as ``shard`` and ``source``.
 Shard = tuple[Any, Any]
-#: Per entry of a table over several shards: ``(shard names, sources, positions in the shard)``.
-ShardColumns = tuple[Sequence[Any], Sequence[Any], Sequence[int]]
 #: ``(component dtype, component extra)`` of a part stored in another dtype than the tensor's (zTensor v2: the
 #: storage dtype of a logical type); the extra dict may be shared, :func:`dense_tensor` copies it.
 Stored = tuple[str, dict[str, Any]]
@@ -60,7 +58,7 @@ class TensorTable(MutableSequence[Tensor]):
     ``offsets`` (relative to ``base``) and ``lengths``. Tensor ``i`` gets index ``first_index + i``;
     with a ``shard``, each tensor's ``shard``, ``source`` and ``index_in_shard`` (= ``i``) are set; ``spelling`` is
     every tensor's ``layout_spelling`` (what the file wrote for "dense", if anything); a table over several shards
-    has ``shards`` instead (:data:`ShardColumns`). Optional part columns: ``digests`` (each ``data`` component's
+    is a :class:`~.multifile.set_table.SetTable`. Optional part columns: ``digests`` (each ``data`` component's
     digest), ``stored`` (each component's :data:`Stored` dtype and extra) and ``decoded`` (the component records
     its length as its decoded length)."""
 
@@ -70,7 +68,6 @@ class TensorTable(MutableSequence[Tensor]):
         "_made",
         "_positions",
         "_spans",
-        "_views",
         "base",
         "decoded",
         "digests",
@@ -81,7 +78,6 @@ class TensorTable(MutableSequence[Tensor]):
         "offsets",
         "shapes",
         "shard",
-        "shards",
         "spelling",
         "stored",
     )
@@ -90,8 +86,7 @@ class TensorTable(MutableSequence[Tensor]):
                  offsets: list[int] | np.ndarray, lengths: list[int] | np.ndarray, base: int = 0,
                  first_index: int = 0, shard: Shard | None = None, spelling: str | None = None, *,
                  digests: Sequence[str | None] | None = None,
-                 stored: Sequence[Stored] | None = None, decoded: bool = False,
-                 shards: ShardColumns | None = None) -> None:
+                 stored: Sequence[Stored] | None = None, decoded: bool = False) -> None:
         self.names = names
         self.dtypes = dtypes
         self.shapes = shapes
@@ -100,7 +95,6 @@ class TensorTable(MutableSequence[Tensor]):
         self.base = base
         self.first_index = first_index
         self.shard = shard
-        self.shards = shards
         self.spelling = spelling
         self.digests = digests
         self.stored = stored
@@ -110,7 +104,6 @@ class TensorTable(MutableSequence[Tensor]):
         self._positions: dict[int, int] = {}  # id(tensor) → position, for the tensors built so far
         self._list: list[Tensor] | None = None
         self._spans: tuple[np.ndarray, np.ndarray] | None = None
-        self._views: list[Any] = []  # objects told (``freeze``) when the table turns into a list
 
     def _build(self, i: int) -> Tensor:
         tensor = self._tensors(i, i + 1)[0]
@@ -143,16 +136,7 @@ class TensorTable(MutableSequence[Tensor]):
             offsets = [self.base + offset for offset in offsets]
         lengths = _ints(self.lengths[start:stop])
         stored = self.stored[start:stop] if self.stored is not None else None
-        shard_names: Iterable[Any]
-        sources: Iterable[Any]
-        in_shard: Iterable[int | None]
-        if self.shards is not None:
-            shard_names, sources, in_shard = (column[start:stop] for column in self.shards)
-        elif self.shard is not None:
-            shard_names, sources = repeat(self.shard[0], count), repeat(self.shard[1], count)
-            in_shard = range(start, stop)
-        else:
-            shard_names, sources, in_shard = repeat(None, count), repeat(None, count), repeat(None, count)
+        shard_names, sources, in_shard = self._shard_columns(start, stop)
         return list(map(dense_tensor, self.names[start:stop], self.dtypes[start:stop],
                         map(tuple, self.shapes[start:stop]), range(self.first_index + start, self.first_index + stop),
                         offsets, lengths, repeat("raw", count),
@@ -162,28 +146,18 @@ class TensorTable(MutableSequence[Tensor]):
                         repeat(None, count) if stored is None else map(_second, stored), shard_names, sources,
                         in_shard))
 
-    def span(self, start: int, stop: int) -> list[Tensor]:
-        """The tensors at ``start:stop`` (``0 <= start <= stop <= len``), built and kept where not yet built (one
-        pass when none of them was)."""
-        if self._list is not None:
-            return self._list[start:stop]
-        made = self._made
-        if any(made[start:stop]):
-            return [made[i] or self._build(i) for i in range(start, stop)]
-        fresh = self._tensors(start, stop)
-        made[start:stop] = fresh
-        self._built += len(fresh)
-        self._positions.update(zip(map(id, fresh), range(start, stop)))
-        return fresh
+    def _shard_columns(self, start: int, stop: int
+                       ) -> tuple[Iterable[Any], Iterable[Any], Iterable[int | None]]:
+        """``(shard names, sources, positions in the shard)`` of the entries ``start:stop``."""
+        count = stop - start
+        if self.shard is not None:
+            return repeat(self.shard[0], count), repeat(self.shard[1], count), range(start, stop)
+        return repeat(None, count), repeat(None, count), repeat(None, count)
 
-    def untouched(self, start: int, stop: int) -> bool:
-        """Whether none of the tensors at ``start:stop`` was built yet (the columns then describe them all)."""
-        return self._list is None and not any(self._made[start:stop])
-
-    def add_view(self, view: Any) -> None:
-        """Have ``view.freeze(tensors)`` called with every tensor, in order, once the table turns into a plain list
-        (its positions then stop naming the entries the view was made for)."""
-        self._views.append(view)
+    def stored_in(self, source: Any) -> bool:
+        """Whether every entry is stored in ``source`` (an entry without a shard: in the file the table was read
+        from, whatever ``source`` is)."""
+        return self.shard is None or self.shard[1] is source
 
     def transient(self, start: int, stop: int) -> list[Tensor]:
         """The tensors at ``start:stop`` for a look that keeps none of them (a listing written out): the ones
@@ -203,9 +177,6 @@ class TensorTable(MutableSequence[Tensor]):
         if self._list is None:
             self._list = list(self._all())
             self._made = []
-            for view in self._views:
-                view.freeze(self._list)
-            self._views = []
         return self._list
 
     # ---------------------------------------------------------------------------------- reading

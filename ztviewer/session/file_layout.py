@@ -234,7 +234,7 @@ def _blobs(tf: TensorFile) -> tuple[Sequence[Tensor], list[str], list[int], list
     component was never built are read as columns (:func:`plain_spans`), without building it; a table of
     them all in this file is read without building a tensor."""
     table = untouched_table(tf.tensors)
-    if table is not None and table.shards is None and (table.shard is None or table.shard[1] is tf.source):
+    if table is not None and table.stored_in(tf.source):
         offsets, lengths = (column.tolist() for column in table.plain_spans())  # type: ignore[union-attr]
         return table, ["data"] * len(offsets), offsets, list(map(add, offsets, lengths))
     here = [t for t in tf.tensors if stored_here(tf, t)]

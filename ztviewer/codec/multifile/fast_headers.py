@@ -3,7 +3,7 @@
 The single-file reader (:mod:`ztviewer.codec.formats.safetensors`) costs some microseconds per call beyond the JSON
 itself; over 1,000 small shards that is most of the opening time. Here the headers of a whole set are checked
 together, with C-level ``map``/``set`` passes over all their entries, and their tensors are listed as one lazy
-:class:`~ztviewer.codec.tensor_table.TensorTable` with each one's shard already named. The path is conservative: it
+:class:`~.set_table.SetTable` with each one's shard already named. The path is conservative: it
 accepts only headers the single-file reader's fast path accepts with no problem at all (no padding other than
 spaces, no duplicate keys, string-only ``__metadata__``, valid dtypes and shapes, contiguous offsets exactly
 covering the buffer), and answers ``None`` for a shard otherwise, which the caller then reads with the single-file
@@ -21,7 +21,7 @@ from ..dtypes import SAFETENSORS_TO_CANONICAL
 from ..formats.safetensors import parse_json
 from ..formats.safetensors_columns import ITEMSIZE, METADATA_KEY, no_key_dropped, plain_metadata
 from ..plain_columns import plain_columns
-from ..tensor_table import TensorTable
+from .set_table import SetTable
 from .shard_view import ShardView
 
 _dtype, _shape, _offsets = itemgetter("dtype"), itemgetter("shape"), itemgetter("data_offsets")
@@ -67,8 +67,8 @@ def decode_headers(heads: list[bytes], sizes: list[int]
 
 
 def read_set(heads: list[bytes], sizes: list[int], shards: list[str], sources: list[Any], first_index: int = 0
-             ) -> tuple[TensorTable, list[tuple[int, dict[str, str], int]]] | None:
-    """Read several plain headers at once: one :class:`~ztviewer.codec.tensor_table.TensorTable` of all their
+             ) -> tuple[SetTable, list[tuple[int, dict[str, str], int]]] | None:
+    """Read several plain headers at once: one :class:`~.set_table.SetTable` of all their
     tensors in order (numbered from ``first_index``, carrying ``shard``, ``source`` and ``index_in_shard``), and
     per shard ``(header length, metadata, number of tensors)``; ``None`` when any header is not plain. A plain
     shard's tensors tile its byte buffer, so its data bytes are its size less the header."""
@@ -85,7 +85,7 @@ def read_set(heads: list[bytes], sizes: list[int], shards: list[str], sources: l
     offsets = begins + np.repeat(np.array(lengths, dtype=np.uint64) + np.uint64(8), counts)
     columns = (list(_flatten(map(repeat, shards, counts))), list(_flatten(map(repeat, sources, counts))),
                list(_flatten(map(range, counts))))
-    table = TensorTable(names, dtypes, shapes, offsets, spans, 0, first_index, shards=columns)
+    table = SetTable(names, dtypes, shapes, offsets, spans, columns, first_index)
     return table, list(zip(lengths, metadata, counts))
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import CodecError, SchemaError
 from ..model import Tensor, building_many
-from ..tensor_table import TensorTable
+from .set_table import SetTable
 from .shard_source import SourcePool
 from .shards import (
     CancelCheck,
@@ -106,12 +106,12 @@ def read_hf_index(
     return tf
 
 
-def _as_mapped(table: TensorTable, weight_map: dict[str, str], shards: list[Shard]) -> bool:
+def _as_mapped(table: SetTable, weight_map: dict[str, str], shards: list[Shard]) -> bool:
     """Whether the table of every shard's tensors is exactly what ``weight_map`` maps (each tensor once, in the shard
     it is mapped to) and every shard lies in the set's folder: then it is the set's list, with nothing to report."""
     if len(table) != len(weight_map) or any(s.outside is not None or not s.readable for s in shards):
         return False
-    return dict(zip(table.names, table.shards[0])) == weight_map  # type: ignore[index]
+    return dict(zip(table.names, table.shards[0])) == weight_map
 
 
 def _assemble(tf: TensorSet, weight_map: dict[str, str], issues: ProblemLog) -> bool:

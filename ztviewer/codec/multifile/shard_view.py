@@ -1,4 +1,4 @@
-"""One shard's tensors as a part of the whole set's :class:`~ztviewer.codec.tensor_table.TensorTable`.
+"""One shard's tensors as a part of the whole set's :class:`~.set_table.SetTable`.
 
 The plain shards of a set are listed in one table (:func:`.fast_headers.read_set`); each :class:`Shard` sees its
 own entries through a :class:`ShardView`, which builds a tensor through the set's table, so the shard and the set
@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import overload
 
 from ..model import Tensor
-from ..tensor_table import TensorTable
+from .set_table import SetTable
 
 
 class ShardView(Sequence[Tensor]):
@@ -19,7 +19,7 @@ class ShardView(Sequence[Tensor]):
 
     __slots__ = ("_frozen", "start", "stop", "table")
 
-    def __init__(self, table: TensorTable, start: int, stop: int) -> None:
+    def __init__(self, table: SetTable, start: int, stop: int) -> None:
         self.table, self.start, self.stop = table, start, stop
         self._frozen: list[Tensor] | None = None
         table.add_view(self)

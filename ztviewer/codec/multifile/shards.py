@@ -21,8 +21,8 @@ from ..huge_int import from_digits
 from ..model import Problem, Region, Severity, Tensor, TensorFile
 from ..portable import open_regular
 from ..source import Source
-from ..tensor_table import TensorTable
 from .fast_headers import read_set
+from .set_table import SetTable
 from .shard_source import (
     HEAD_BYTES,
     MIN_FIRST_READ,
@@ -256,7 +256,7 @@ def _outside(folder: str, name: str, path: str, home: str | None) -> str | None:
 
 
 def load_shards(folder: str, names: list[str], pool: SourcePool, progress: Progress | None,
-                cancelled: CancelCheck | None) -> tuple[list[Shard], TensorTable | None]:
+                cancelled: CancelCheck | None) -> tuple[list[Shard], SetTable | None]:
     """Open every listed shard and read its header, reporting ``progress(done, total)``: the shards, and the table of
     all their tensors in order when every shard opened was read on the batch path (``None`` otherwise).
 
@@ -288,7 +288,7 @@ def load_shards(folder: str, names: list[str], pool: SourcePool, progress: Progr
     return shards, table
 
 
-def _read_headers(shards: list[Shard]) -> TensorTable | None:
+def _read_headers(shards: list[Shard]) -> SetTable | None:
     """Parse every opened shard's header: all plain ones in one batch (their table is returned), any other with
     the full reader."""
     opened = [s for s in shards if s.source is not None]
@@ -304,7 +304,7 @@ def _read_headers(shards: list[Shard]) -> TensorTable | None:
     return None
 
 
-def _read_fast(shards: list[Shard], first_index: int) -> TensorTable | None:
+def _read_fast(shards: list[Shard], first_index: int) -> SetTable | None:
     sources = [s.source for s in shards]
     found = read_set([s.prefix for s in sources], [s.size for s in sources],  # type: ignore[union-attr]
                      [s.name for s in shards], sources, first_index)
