@@ -1,7 +1,7 @@
 """``info``: a file's tensors, components, attributes and problems, as text or JSON, streamed tensor by tensor.
 
 Nothing here holds the whole description of a file: a million-tensor file is written as it is walked, and
-the tensors a lazy table builds for it are not kept (:func:`~ztviewer.codec.tensor_table.transient_slice`), so
+the tensors a lazy table builds for it are not kept (:func:`~ztviewer.codec.tensor_queries.transient_slice`), so
 the output costs about what listing the model costs. Every name, key and value a file holds goes through
 :func:`~ztviewer.codec.text.printable` / :func:`~ztviewer.codec.text.value_text` before it reaches a
 terminal, and through :func:`~ztviewer.codec.text.json_safe` into JSON (valid, UTF-8 encodable, no raw
@@ -20,7 +20,7 @@ from typing import IO, Any
 from .codec.decode_rules import per_file_budget
 from .codec.huge_int import HugeInt
 from .codec.model import Problem, Tensor, TensorFile
-from .codec.tensor_table import transient_slice
+from .codec.tensor_queries import transient_slice
 from .codec.text import json_safe, printable, value_text
 
 _BATCH = 2000  # tensors per write

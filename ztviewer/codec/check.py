@@ -9,7 +9,7 @@ from .decode import iter_decoded
 from .decode_rules import CancelCheck, expected_length, per_file_budget
 from .errors import CodecError, FileDecodeBudgetSpent, UnsupportedLayout
 from .model import Component, Problem, Tensor, TensorFile, error, warning
-from .tensor_table import transient_slice
+from .tensor_queries import transient_slice
 
 
 @dataclass

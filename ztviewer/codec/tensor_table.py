@@ -7,7 +7,8 @@ offsets and lengths (plain lists of ints shared with the decoded manifest, or co
 equality with a list); an entry becomes a :func:`dense_tensor` only when it is accessed, and is then kept, so the
 same object comes back every time. Listing names (:attr:`TensorTable.names`), checking the layout
 (:meth:`TensorTable.plain_spans`) and looking for problems (:meth:`TensorTable.built`) touch no tensor; a listing
-written out walks the table with :func:`transient_slice`, which builds what it shows without keeping it. The first
+written out walks the table with :func:`~.tensor_queries.transient_slice`, which builds what it shows without
+keeping it. The first
 change to the sequence itself (``append``, ``del``, assignment) turns the table into a plain list inside; it then
 behaves exactly as one.
 """
@@ -283,7 +284,7 @@ class TensorTable(MutableSequence[Tensor]):
     def digest_counts(self) -> tuple[int, int]:
         """``(components, components recording a digest)`` over every tensor, from the columns where not built."""
         if self._list is not None:
-            return _digest_counts(self._list)
+            return count_digests(self._list)
         digests = self.digests
         components = len(self._made)
         recorded = 0 if digests is None else components - sum(d is None for d in digests)
@@ -397,68 +398,11 @@ class TensorTable(MutableSequence[Tensor]):
         self._as_list().sort(*args, **kwargs)
 
 
-def tensor_names(tensors: Sequence[Tensor]) -> list[str]:
-    """Names of a file's tensors in order; a :class:`TensorTable` answers without building tensors."""
-    if isinstance(tensors, TensorTable):
-        return tensors.tensor_names()
-    return [t.name for t in tensors]
-
-
-def transient_slice(tensors: Sequence[Tensor], start: int, stop: int) -> Sequence[Tensor]:
-    """``tensors[start:stop]`` for a look that keeps none of them: a :class:`TensorTable` builds the ones it
-    has not built yet without keeping them (a million-tensor listing written out stays small)."""
-    if isinstance(tensors, TensorTable):
-        return tensors.transient(start, stop)
-    return tensors[start:stop]
-
-
-def tensor_positions(tensors: Sequence[Tensor]) -> Mapping[int, int]:
-    """``id(tensor)`` → position in ``tensors``; a :class:`TensorTable` answers for the tensors it built (the
-    only ones anybody can hold) without building the others."""
-    if isinstance(tensors, TensorTable):
-        return tensors.positions()
-    return {id(t): i for i, t in enumerate(tensors)}
-
-
-def plain_columns(tensors: Sequence[Tensor]) -> PlainColumns | None:
-    """The columns of a :class:`TensorTable` (see :meth:`TensorTable.plain_columns`); ``None`` for a list."""
-    return tensors.plain_columns() if isinstance(tensors, TensorTable) else None
-
-
-def component_counts(tensors: Sequence[Tensor]) -> list[int]:
-    """Each tensor's number of components, without building a table's tensors."""
-    if isinstance(tensors, TensorTable):
-        return tensors.component_counts()
-    return [t.component_count for t in tensors]
-
-
-def digest_counts(tensors: Iterable[Tensor]) -> tuple[int, int]:
-    """``(components, components recording a digest)``, without building a table's tensors or deferred
-    components."""
-    if isinstance(tensors, TensorTable):
-        return tensors.digest_counts()
-    return _digest_counts(tensors)
-
-
-def _digest_counts(tensors: Iterable[Tensor]) -> tuple[int, int]:
+def count_digests(tensors: Iterable[Tensor]) -> tuple[int, int]:
+    """``(components, components recording a digest)``, tensor by tensor."""
     components = recorded = 0
     for tensor in tensors:
         digests = tensor.component_digests()
         components += len(digests)
         recorded += len(digests) - digests.count(None)
     return components, recorded
-
-
-def stored_nbytes(tensors: Sequence[Tensor], positions: Iterable[int]) -> int:
-    """Stored bytes of the tensors at ``positions``, without building a table's tensors."""
-    if isinstance(tensors, TensorTable):
-        return tensors.stored_nbytes(positions)
-    return sum(tensors[p].stored_nbytes for p in positions)
-
-
-def untouched_table(tensors: Sequence[Tensor]) -> TensorTable | None:
-    """``tensors`` when it is a :class:`TensorTable` whose entries are all as the reader listed them (raw
-    ``data`` components at the offsets of its columns, unchanged where built), else ``None``: what is true of
-    its columns is then true of every tensor, without building one."""
-    return tensors if isinstance(tensors, TensorTable) and tensors.plain_spans() is not None else None
-

@@ -6,7 +6,8 @@ from collections.abc import Iterable, Sequence
 
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.model import Component, Tensor
-from ztviewer.codec.tensor_table import TensorTable, digest_counts
+from ztviewer.codec.tensor_queries import digest_counts
+from ztviewer.codec.tensor_table import TensorTable
 
 # A parent row shows the most important state among its components (higher wins).
 PRIORITY = {DigestState.NONE: 0, DigestState.OK: 1, DigestState.UNCHECKED: 2, DigestState.INVALID: 3,

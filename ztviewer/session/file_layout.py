@@ -21,7 +21,8 @@ import numpy as np
 
 from ztviewer.codec import Tensor, TensorFile
 from ztviewer.codec.model import plain_spans
-from ztviewer.codec.tensor_table import TensorTable, untouched_table
+from ztviewer.codec.tensor_queries import untouched_table
+from ztviewer.codec.tensor_table import TensorTable
 
 from .layout_padding import UNOWNED_KINDS, unowned_columns
 from .zt_v2_facts import seek_table_length, seekable_parts

@@ -8,7 +8,7 @@ import numpy as np
 from ztviewer.codec import TensorFile
 from ztviewer.codec.model import plain_spans
 from ztviewer.codec.source import Source
-from ztviewer.codec.tensor_table import untouched_table
+from ztviewer.codec.tensor_queries import untouched_table
 
 #: (starts, ends, kind codes, owner numbers): one row per byte range
 Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]

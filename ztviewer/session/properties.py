@@ -10,7 +10,8 @@ from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import MORE_OWNERS, shared_owners
 from ztviewer.codec.model import SEEKABLE_ENCODING as SEEKABLE
-from ztviewer.codec.tensor_table import TensorTable, stored_nbytes
+from ztviewer.codec.tensor_queries import stored_nbytes
+from ztviewer.codec.tensor_table import TensorTable
 from ztviewer.codec.text import printable
 
 from .file_layout import FileLayout

@@ -8,7 +8,8 @@ from typing import Any
 
 from ztviewer.codec import Tensor
 from ztviewer.codec.digest_state import DigestState
-from ztviewer.codec.tensor_table import PlainColumns, plain_columns
+from ztviewer.codec.tensor_queries import plain_columns
+from ztviewer.codec.tensor_table import PlainColumns
 
 from .digest_states import PRIORITY, DigestStates
 from .formatting import natural_key

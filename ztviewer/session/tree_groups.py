@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ztviewer.codec import Tensor
 from ztviewer.codec.digest_state import DigestState
-from ztviewer.codec.tensor_table import stored_nbytes
+from ztviewer.codec.tensor_queries import stored_nbytes
 
 from .digest_states import DigestStates
 from .formatting import exact_bytes, part_of, plural

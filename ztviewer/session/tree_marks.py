@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ztviewer.codec import Problem, Tensor, TensorFile
 from ztviewer.codec.errors import Severity
-from ztviewer.codec.tensor_table import tensor_names, tensor_positions
+from ztviewer.codec.tensor_queries import tensor_names, tensor_positions
 
 from .edit_session import EditSession
 

@@ -15,7 +15,7 @@ from typing import Any
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.errors import Severity
-from ztviewer.codec.tensor_table import component_counts, tensor_names, tensor_positions
+from ztviewer.codec.tensor_queries import component_counts, tensor_names, tensor_positions
 
 from .digest_states import DigestStates
 from .edit_session import EditSession

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.formats.magic import ZT_V2_FORMAT as FORMAT
 from ztviewer.codec.model import SEEKABLE_ENCODING as SEEKABLE
-from ztviewer.codec.tensor_table import untouched_table
+from ztviewer.codec.tensor_queries import untouched_table
 
 from .formatting import plural
 
