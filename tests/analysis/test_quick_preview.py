@@ -13,8 +13,9 @@ from ztviewer.analysis.plane_jobs import Inline, quick_preview, render_plane
 from ztviewer.analysis.reduce import preview_grid
 from ztviewer.analysis.slicing import plane
 from ztviewer.codec import portable
+from ztviewer.codec.errors import SourceChanged
 from ztviewer.codec.mapped_pages import map_of
-from ztviewer.codec.source import Source, SourceChanged
+from ztviewer.codec.source import Source
 
 SHAPE = (2, 900, 1300)
 REGION = (0, 900, 0, 1300)

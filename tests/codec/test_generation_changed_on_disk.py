@@ -9,9 +9,11 @@ import pytest
 
 from tests.gui.v2_files import with_generations
 from ztviewer.codec import open_file
+from ztviewer.codec.errors import SourceChanged
+from ztviewer.codec.file_stamps import GONE, REPLACED
 from ztviewer.codec.formats.zt_v2 import find_generations
 from ztviewer.codec.formats.zt_v2.reader import open_generation
-from ztviewer.codec.source import GONE, REPLACED, Source, SourceChanged
+from ztviewer.codec.source import Source
 
 ztensor = pytest.importorskip("ztensor")
 OPEN_FILES_STAY = pytest.mark.skipif(os.name == "nt", reason="Windows neither removes nor replaces an open file")

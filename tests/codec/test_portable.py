@@ -16,8 +16,9 @@ from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.convert import convert
 from ztviewer.codec.decode import dense_array
 from ztviewer.codec.edit import EditableDocument, RenameTensor, SetFileAttribute
+from ztviewer.codec.errors import SourceChanged
 from ztviewer.codec.save import TMP_MARKER, save
-from ztviewer.codec.source import Source, SourceChanged
+from ztviewer.codec.source import Source
 from ztviewer.codec.writers import output as output_module
 
 BIG = np.arange(64 * 1024, dtype=np.float32)

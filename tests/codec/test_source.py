@@ -7,8 +7,8 @@ import safetensors.numpy
 
 from ztviewer.codec import open_file
 from ztviewer.codec.decode import dense_array
-from ztviewer.codec.errors import OutOfBounds
-from ztviewer.codec.source import PREAD_LIMIT, Source, SourceChanged
+from ztviewer.codec.errors import OutOfBounds, SourceChanged
+from ztviewer.codec.source import PREAD_LIMIT, Source
 
 
 def test_opening_reads_the_header_without_mapping(tmp_path):

@@ -105,8 +105,8 @@ def test_an_unchanged_file_reads_as_before(tmp_path):
 def test_a_rewritten_file_is_noticed(tmp_path):
     import os
 
+    from ztviewer.codec.errors import SourceChanged
     from ztviewer.codec.multifile import open_path
-    from ztviewer.codec.source import SourceChanged
 
     path = tmp_path / "two.zt"
     two_tensors(path)

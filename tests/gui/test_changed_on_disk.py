@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QMessageBox
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.edit import SetFileAttribute
-from ztviewer.codec.source import REPLACED, SourceChanged
+from ztviewer.codec.errors import SourceChanged
+from ztviewer.codec.file_stamps import REPLACED
 
 ARRAYS = {"a": np.arange(1 << 16, dtype=np.float32), "b": np.arange(4, dtype=np.int64)}
 

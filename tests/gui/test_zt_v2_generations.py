@@ -10,9 +10,8 @@ import pytest
 from tests.gui.v2_files import tied_and_seekable, with_generations, ztensor
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import open_file
-from ztviewer.codec.errors import HeaderError
+from ztviewer.codec.errors import HeaderError, SourceChanged
 from ztviewer.codec.formats.zt_v2 import find_generations, open_generation
-from ztviewer.codec.source import SourceChanged
 
 
 def test_the_dialog_lists_every_generation_and_opens_an_earlier_one_read_only(qtbot, window, tmp_path):

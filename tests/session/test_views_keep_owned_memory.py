@@ -10,8 +10,8 @@ import pytest
 from ztviewer.analysis.plane_jobs import Inline, render_plane
 from ztviewer.codec import open_file
 from ztviewer.codec.arrays import SparseArray, TensorTrainArray, save_arrays
+from ztviewer.codec.errors import SourceChanged
 from ztviewer.codec.mapped_pages import map_of
-from ztviewer.codec.source import SourceChanged
 from ztviewer.session.inspect_data import load_dense, load_sparse, load_tt
 from ztviewer.session.value_grid import PlaneCells, SparseEntries
 

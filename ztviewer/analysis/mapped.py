@@ -37,7 +37,7 @@ class ReleasingPlane:
     """A 2-D plane of a file map read a block at a time, each block's pages given back once it is done with.
 
     Every request first checks the file (:func:`~ztviewer.codec.mapped_pages.require_unchanged`: a file another
-    program truncated is :class:`~ztviewer.codec.source.SourceChanged`, never a fatal fault). A small block (at
+    program truncated is :class:`~ztviewer.codec.errors.SourceChanged`, never a fatal fault). A small block (at
     most :data:`COPY_BYTES`: the cells of a grid, a read-out, the pixels of a zoomed image) is copied out, so
     nothing a view keeps is a view of the map. A larger one is a strip a reduction streams through: it is handed
     out as a view (no copy) and released when the next is requested; the reductions keep only the new arrays they

@@ -140,7 +140,7 @@ def quick_preview(plane, region: tuple[int, int, int, int], out_shape: tuple[int
     :data:`QUICK_SPAN` bytes and are in the page cache (sampled with ``mincore``; ``None``
     where the system cannot tell). The GUI thread uses it to paint at once instead of a round trip to a worker.
     Reading goes through :class:`~.mapped.ReleasingPlane` as on the worker: the file is checked first (a
-    truncated file raises :class:`~ztviewer.codec.source.SourceChanged`), the image is a copy of its own.
+    truncated file raises :class:`~ztviewer.codec.errors.SourceChanged`), the image is a copy of its own.
     """
     r0, r1, c0, c1 = region
     if r1 - r0 <= out_shape[0] and c1 - c0 <= out_shape[1]:

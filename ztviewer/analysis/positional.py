@@ -16,8 +16,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ztviewer.codec import portable
+from ztviewer.codec.errors import SourceChanged
 from ztviewer.codec.mapped_pages import map_of
-from ztviewer.codec.source import SourceChanged, source_of_map
+from ztviewer.codec.source import source_of_map
 
 #: bytes of rows asked for in the background ahead of the one being read.
 AHEAD_BYTES = 32 << 20

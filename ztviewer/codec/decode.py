@@ -28,7 +28,8 @@ from .decode_rules import (
 from .dtypes import DTYPES, PACKED_NIBBLES, to_float32, unpack_nibbles
 from .errors import Cancelled, CodecError, DecodeError, DecodeLimitExceeded, UnsupportedLayout
 from .model import SEEKABLE_ENCODING, Component, Tensor, TensorFile
-from .source import Source, StoredRange
+from .source import Source
+from .source_ranges import StoredRange
 from .zstd_decode import iter_seekable, iter_zstd, seekable_bytes, zstd_bytes
 from .zstd_seekable import SeekableStream
 
@@ -59,7 +60,7 @@ def stored_range(tf: TensorFile, tensor: Tensor, component: Component) -> Stored
 
 def _owned_stored(tf: TensorFile, tensor: Tensor, component: Component) -> memoryview:
     """The stored bytes copied into memory of their own with positional reads (a file truncated meanwhile is
-    :class:`~.source.SourceChanged`, never SIGBUS)."""
+    :class:`~.errors.SourceChanged`, never SIGBUS)."""
     source = _source(tf, tensor, component)
     source.check_range(component.offset, component.length, "component", tensor=tensor.name, component=component.role)
     try:

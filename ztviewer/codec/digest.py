@@ -19,7 +19,8 @@ import xxhash
 from .errors import DigestError, DigestMismatch
 from .model import SEEKABLE_ENCODING, Component, Tensor, TensorFile
 from .readahead import read_ahead
-from .source import Source, StoredRange
+from .source import Source
+from .source_ranges import StoredRange
 
 CHUNK = 8 << 20
 _CRC_RE = re.compile(r"0x[0-9A-Fa-f]{8}")

@@ -104,6 +104,12 @@ class UnsupportedFormat(CodecError):
     """A recognised format or version that ztviewer cannot read (yet)."""
 
 
+class SourceChanged(CodecError):
+    """The file changed on disk since it was opened (another program truncated, resized or rewrote it): its
+    bytes are no longer the ones the model describes, and mapped pages past its new end would kill the
+    process (SIGBUS) if touched."""
+
+
 class TruncatedFile(CodecError):
     """The file ends before a structure it declares."""
 

@@ -35,7 +35,7 @@ def map_of(array: np.ndarray) -> mmap.mmap | None:
 
 
 def require_unchanged(array: np.ndarray) -> None:
-    """Raise :class:`~.source.SourceChanged` when ``array`` is a view of a file map whose file changed on disk
+    """Raise :class:`~.errors.SourceChanged` when ``array`` is a view of a file map whose file changed on disk
     since it was mapped (another program truncated or rewrote it): touching its pages past the file's new end
     would kill the process (SIGBUS). Call it right before reading a view kept from earlier; arrays that are not
     views of a map pass (one ``fstat`` when they are)."""

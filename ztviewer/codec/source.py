@@ -1,7 +1,6 @@
 """Read-only, bounds-checked access to a file's bytes through a memory map."""
 from __future__ import annotations
 
-import io
 import mmap
 import os
 import threading
@@ -11,7 +10,9 @@ from typing import BinaryIO
 
 import ztviewer.codec.portable as portable
 
-from .errors import CodecError, OutOfBounds
+from .errors import OutOfBounds, SourceChanged
+from .file_stamps import GONE, REPLACED, file_stamp, stamp_difference
+from .source_ranges import RangeReader
 
 PREAD_LIMIT = 16 << 20  # larger reads go through the map
 
@@ -63,7 +64,7 @@ def map_changed(mapped: object) -> str | None:
         now = file_stamp(os.stat(record.path))
     except OSError:
         return GONE
-    return _difference(record.stamp, now, record.within)
+    return stamp_difference(record.stamp, now, record.within)
 
 
 def require_map_unchanged(mapped: object) -> None:
@@ -74,36 +75,6 @@ def require_map_unchanged(mapped: object) -> None:
         path = record.path if record is not None else "the file"
         raise SourceChanged(f"{path} changed on disk since it was opened: {why}; reload it",
                             rule="an open file must not change under the reader")
-
-
-class SourceChanged(CodecError):
-    """The file changed on disk since it was opened (another program truncated, resized or rewrote it): its
-    bytes are no longer the ones the model describes, and mapped pages past its new end would kill the
-    process (SIGBUS) if touched."""
-
-
-def file_stamp(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_size, st.st_mtime_ns, st.st_ino
-
-
-def _difference(then: tuple[int, int, int], now: tuple[int, int, int], within: int | None = None) -> str | None:
-    """How a file stamped ``now`` differs from the one stamped ``then``, or ``None``. With ``within``, only the
-    file's first ``within`` bytes matter (an earlier generation of an appended file): it may grow and be touched
-    (an append), but it must stay the same file and keep those bytes."""
-    replaced = now[2] != then[2] and bool(now[2] and then[2])   # some file systems number no files
-    if within is not None:
-        if replaced:
-            return REPLACED
-        return None if now[0] >= within else f"its size changed from {then[0]:,} to {now[0]:,} bytes"
-    if now == then:
-        return None
-    if now[0] != then[0]:
-        return f"its size changed from {then[0]:,} to {now[0]:,} bytes"
-    return REPLACED if replaced else "it was rewritten (its modification time changed)"
-
-
-REPLACED = "it was replaced by another file"
-GONE = "it is gone"
 
 
 class Source:
@@ -165,7 +136,7 @@ class Source:
             now = file_stamp(os.fstat(file.fileno()))
         except (OSError, ValueError):
             return None
-        return _difference(self._stamp, now, within)
+        return stamp_difference(self._stamp, now, within)
 
     def path_changed(self) -> str | None:
         """Whether the path no longer names the open file: another file there (:data:`REPLACED`), none
@@ -390,67 +361,3 @@ class Source:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class StoredRange:
-    """``length`` bytes at ``offset`` of a source, sliced like a buffer but read with positional reads when a
-    slice is asked for (a copy: what is kept for later is never a view of the map, which a truncation of the
-    file would make fatal to touch). A slice past the file's new end raises :class:`SourceChanged`."""
-
-    def __init__(self, source: Source, offset: int, length: int, what: str = "range", **where: str | None) -> None:
-        source.check_range(offset, length, what, **where)
-        self.source, self.offset, self.length, self.what, self.where = source, offset, length, what, where
-
-    def __len__(self) -> int:
-        return self.length
-
-    def __getitem__(self, key: slice, /) -> bytes:
-        start, stop, step = key.indices(self.length)
-        if step != 1:
-            raise ValueError("only contiguous slices are read")
-        return self.source.read(self.offset + start, max(0, stop - start), self.what, **self.where)
-
-
-class RangeReader(io.RawIOBase):
-    """A read-only stream over chunks (of :meth:`Source.read_chunks`), for ``zstandard`` stream readers. What
-    :meth:`read` returns is valid until the next call (the chunks may share one buffer): a decompressor asks
-    for more input only once it has consumed the last."""
-
-    def __init__(self, chunks: Iterator[bytes | memoryview]) -> None:
-        super().__init__()
-        self._chunks = chunks
-        self._pending = memoryview(b"")
-
-    def close(self) -> None:
-        """Close the stream and the chunks' generator (a reader thread behind it stops)."""
-        stop = getattr(self._chunks, "close", None)
-        if stop is not None:
-            stop()
-        super().close()
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, target: bytearray | memoryview) -> int:  # type: ignore[override]
-        while not self._pending:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                return 0
-            self._pending = memoryview(chunk).cast("B")
-        n = min(len(target), len(self._pending))
-        memoryview(target).cast("B")[:n] = self._pending[:n]
-        self._pending = self._pending[n:]
-        return n
-
-    def read(self, size: int = -1) -> bytes | memoryview:
-        """Up to ``size`` bytes as a view of the chunk read last (no copy; ``zstandard`` reads this way)."""
-        if size is None or size < 0:
-            return self.readall()
-        while not self._pending:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                return b""
-            self._pending = memoryview(chunk).cast("B")
-        part = self._pending[:size]
-        self._pending = self._pending[size:]
-        return part

@@ -14,7 +14,8 @@ from .decode_rules import CHUNK, CancelCheck, check_data, spend, where
 from .errors import Cancelled, CodecError, DecodeError, DecodeLimitExceeded
 from .model import Component, Tensor
 from .readahead import read_ahead
-from .source import RangeReader, Source
+from .source import Source
+from .source_ranges import RangeReader
 from .zstd_seekable import SeekableStream
 
 #: zstd parts stored in this many bytes or more are read ahead of their decompressor (:func:`_stored_stream`)

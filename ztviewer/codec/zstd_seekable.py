@@ -31,7 +31,7 @@ RULE = ("encoding (v2 §5.3, zt.zstd-seekable/1): zstd frames with checksums, a 
 
 
 class StoredBytes(Protocol):
-    """A part's stored bytes: a buffer, or a range of a file read when sliced (:class:`.source.StoredRange`)."""
+    """A part's stored bytes: a buffer, or a range of a file read when sliced (:class:`.source_ranges.StoredRange`)."""
 
     def __len__(self) -> int: ...
 

@@ -1,7 +1,7 @@
 """Telling the user when an open file changes on disk, and reloading it without losing unsaved edits.
 
 Another program may truncate or rewrite a file this window shows. The codec then refuses to read it
-(:class:`~ztviewer.codec.source.SourceChanged`, never SIGBUS), and this watcher, polling every open tab's file
+(:class:`~ztviewer.codec.errors.SourceChanged`, never SIGBUS), and this watcher, polling every open tab's file
 (:meth:`~ztviewer.codec.source.Source.changed`: size, modification time, and whether its path still names it),
 says so once per file and offers Reload. A tab's own save is not such a change. Reloading reads the file
 again and applies the tab's unsaved edits (the steps in effect) to the new document, so nothing typed is lost.
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QAbstractButton, QMessageBox
 
 from ztviewer.codec import TensorFile
 from ztviewer.codec.errors import CodecError
-from ztviewer.codec.source import GONE, REPLACED
+from ztviewer.codec.file_stamps import GONE, REPLACED
 from ztviewer.session.formatting import plural
 
 from .window_host import WindowHost

@@ -89,7 +89,7 @@ class DenseData:
 
     def value(self, index: tuple[int, ...]) -> object:
         """One element as the user reads it (bool, int, float, complex); the file is checked first when the
-        data is its map (:class:`~ztviewer.codec.source.SourceChanged` once another program changed it)."""
+        data is its map (:class:`~ztviewer.codec.errors.SourceChanged` once another program changed it)."""
         require_unchanged(self.array)
         bits = self.array[index] if index else self.array[()]
         return scalar(np.asarray(bits), self.dtype_name)

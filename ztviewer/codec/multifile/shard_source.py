@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from ..errors import CodecError
+from ..file_stamps import file_stamp
 from ..portable import O_BINARY, O_CLOEXEC, NotARegularFile, file_kind, open_regular, open_regular_fd
-from ..source import PREAD_LIMIT, Source, file_stamp, remember_map
+from ..source import PREAD_LIMIT, Source, remember_map
 
 HEAD_BYTES = 64 << 10  # the length prefix and the whole header of nearly every shard
 KEPT_HEAD_BYTES = 4096  # of a head read past its header, what is kept

@@ -8,8 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QInputDialog
 
-from ztviewer.codec.errors import CodecError
-from ztviewer.codec.source import SourceChanged
+from ztviewer.codec.errors import CodecError, SourceChanged
 from ztviewer.session.byte_copy import TITLES, CopyTooLarge, check_size, render
 
 from .hex_view import HexView
