@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from ztviewer.codec import registry
 from ztviewer.codec.formats import safetensors as st_reader
 from ztviewer.codec.formats import zt_fast, zt_objects, zt_v10
+from ztviewer.codec.gc_pause import building_many
 from ztviewer.codec.layout_check import _out_of_bounds, _overlap, _same_entry, check_layout
-from ztviewer.codec.model import Component, Region, Tensor, TensorFile, building_many, warning
+from ztviewer.codec.model import Component, Region, Tensor, TensorFile, warning
 from ztviewer.codec.source import Source
 from ztviewer.codec.tensor_table import TensorTable
 

@@ -11,7 +11,8 @@ from typing import Literal
 
 from .edit import EditableDocument, SetDigest, SetEncoding
 from .errors import EditRefused, UnsupportedConversion
-from .model import TensorFile, building_many
+from .gc_pause import building_many
+from .model import TensorFile
 from .save import SaveResult, save
 from .writers.blobs import KEEP
 from .writers.output import CancelCheck, ProgressCallback

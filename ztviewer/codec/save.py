@@ -23,7 +23,8 @@ import ztviewer.codec.portable as portable
 
 from .edit import Command, EditableDocument
 from .errors import EditRefused
-from .model import TensorFile, building_many
+from .gc_pause import building_many
+from .model import TensorFile
 from .registry import open_file
 from .writers import build_plan, write_plan
 from .writers.output import CancelCheck, Output, ProgressCallback

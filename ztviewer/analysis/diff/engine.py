@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ztviewer.codec.errors import CodecError
-from ztviewer.codec.model import Tensor, TensorFile, building_many
+from ztviewer.codec.gc_pause import building_many
+from ztviewer.codec.model import Tensor, TensorFile
 
 from .accumulate import DiffAccumulator
 from .attributes import attribute_changes

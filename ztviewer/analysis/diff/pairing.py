@@ -11,7 +11,8 @@ from typing import NamedTuple
 
 from ztviewer.codec.content_hash import content_sha256
 from ztviewer.codec.errors import CodecError
-from ztviewer.codec.model import Tensor, TensorFile, building_many
+from ztviewer.codec.gc_pause import building_many
+from ztviewer.codec.model import Tensor, TensorFile
 
 CancelCheck = Callable[[], bool]
 ByteProgress = Callable[[int], None]

@@ -19,8 +19,9 @@ except ImportError:  # pragma: no cover - depends on the environment
     orjson = None  # type: ignore[assignment]  # the json module reads the same headers
 
 from ..errors import HeaderError, HeaderTooLarge, ManifestDecodeError, TruncatedFile
+from ..gc_pause import building_many
 from ..huge_int import from_digits
-from ..model import Problem, Region, Tensor, TensorFile, building_many, error, warning
+from ..model import Problem, Region, Tensor, TensorFile, error, warning
 from ..source import Source
 from .magic import JSON_SPACE as _JSON_SPACE
 from .safetensors_columns import METADATA_KEY, plain_header

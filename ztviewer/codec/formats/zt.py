@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, MutableSequence
 from typing import Any
 
+from ..gc_pause import building_many
 from ..layout_check import check_layout
-from ..model import Problem, Tensor, TensorFile, building_many
+from ..model import Problem, Tensor, TensorFile
 from ..source import Source
 from . import zt_v10
 from .zt_footer import decode_manifest, locate_manifest

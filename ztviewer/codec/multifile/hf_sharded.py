@@ -15,7 +15,8 @@ from operator import attrgetter
 from typing import Any
 
 from ..errors import CodecError, SchemaError
-from ..model import Tensor, building_many
+from ..gc_pause import building_many
+from ..model import Tensor
 from .set_table import SetTable
 from .shard_source import SourcePool
 from .shards import (

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CodecError, SchemaError
-from ..model import Tensor, building_many
+from ..gc_pause import building_many
+from ..model import Tensor
 from .shard_source import SourcePool
 from .shards import (
     CancelCheck,

@@ -6,7 +6,8 @@ from typing import Any
 import ztviewer.codec.formats.zt_v2.rules as rules
 
 from ...errors import CodecError, HeaderError, SchemaError
-from ...model import Region, TensorFile, building_many
+from ...gc_pause import building_many
+from ...model import Region, TensorFile
 from ...source import Source
 from ..magic import ZT_V2_FORMAT
 from ..magic import ZT_V2_MAGIC as MAGIC
