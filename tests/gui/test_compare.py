@@ -463,13 +463,14 @@ def test_pairs_grouped_by_dotted_prefix(qtbot, tmp_path):
 
 
 def test_pair_histograms_arrive_in_two_bounded_steps(qtbot, tmp_path, monkeypatch):
-    from ztviewer.gui.compare import pair_view
+    from ztviewer.gui.compare.pair_histogram import PairHistogram
+    from ztviewer.session import pair_data
 
     shown = []
-    original = pair_view.PairHistogram.show_histograms
-    monkeypatch.setattr(pair_view.PairHistogram, "show_histograms",
+    original = PairHistogram.show_histograms
+    monkeypatch.setattr(PairHistogram, "show_histograms",
                         lambda self, h: (shown.append(None if h is None else h.counted), original(self, h)))
-    monkeypatch.setattr(pair_view, "HISTOGRAM_SAMPLE", 60_000)
+    monkeypatch.setattr(pair_data, "HISTOGRAM_SAMPLE", 60_000)
     rng = np.random.default_rng(9)
     x = rng.standard_normal((400, 300)).astype(np.float32)
     save_arrays(tmp_path / "a.zt", {"w": x}, "zt")

@@ -1,10 +1,8 @@
 """The selected pair of a Compare tab: A, B and Δ = B − A heatmaps with linked zoom/pan and one plane for all
-three, an overlaid histogram of A and B, and the largest differences (click → that element in all three)."""
+three, an overlaid histogram of A and B, and the largest differences (click → that element in all three). What it
+shows is loaded by :func:`ztviewer.session.pair_data.load_pair`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import (
@@ -19,27 +17,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ztviewer.analysis.diff.planes import (
-    HISTOGRAM_SAMPLE,
-    PREVIEW_SAMPLE,
-    DifferenceData,
-    PairHistograms,
-    SliceDifference,
-    pair_histograms,
-)
-from ztviewer.codec.model import Tensor, TensorFile
+from ztviewer.analysis.diff.planes import DifferenceData, SliceDifference
 from ztviewer.session.comparison import ComparisonSession, Plane, plane_position
 from ztviewer.session.decode_cache import DecodedCache, shared_cache
-from ztviewer.session.inspect_data import DenseData, TTData, format_value, load_dense, load_tt
+from ztviewer.session.inspect_data import DenseData, format_value
+from ztviewer.session.pair_data import PairData, load_pair, plane_dtype
 from ztviewer.session.view_registry import view_kind
 
 from ..views.inspect import levels as lv
 from ..views.inspect.axes_panel import AxisSelector
 from ..views.inspect.heatmap import HeatmapView
-from ..views.inspect.image_plot import palette_colors, style_plot
 from ..views.inspect.runner import JobSlot
 from .details import details_html
 from .linked_levels import LinkedLevels
+from .pair_histogram import PairHistogram
 from .pairs_model import STATUS_TEXT, verdict_color
 from .side_columns import side_columns
 from .sparse_pair import SparsePairView
@@ -47,74 +38,6 @@ from .worst_model import WorstModel
 
 #: elements around a jumped-to element kept in view (each way).
 FOCUS_RADIUS = 8
-HIST_A, HIST_B = (0x29, 0x80, 0xB9), (0xE6, 0x7E, 0x22)
-
-
-@dataclass(slots=True)
-class PairData:
-    """What a selected pair's views show (loaded on a worker)."""
-
-    a: DenseData | TTData
-    b: DenseData | TTData
-    histograms: PairHistograms | None
-
-
-def _load_side(tf: TensorFile, tensor: Tensor, cache: DecodedCache | None, cancelled) -> DenseData | TTData:
-    if view_kind(tensor) == "tt":
-        return load_tt(tf, tensor)
-    return load_dense(tf, tensor, cache=cache, cancelled=cancelled)
-
-
-def plane_dtype(data: DenseData | TTData) -> str:
-    """What a side's planes hold: stored bits of its dtype, or (tensor trains) reconstructed numbers."""
-    if isinstance(data, TTData):
-        return "complex128" if data.kind == "complex" else "float64"
-    return data.dtype_name
-
-
-def load_pair(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, cache: DecodedCache | None,
-              cancelled=None, emit=None) -> PairData:
-    """Both sides and their histograms. A large pair's histograms come in two steps: ``emit`` (when given)
-    gets the pair with histograms of a small spread sample first, the result counts up to
-    :data:`HISTOGRAM_SAMPLE` elements of each side: the work is bounded whatever the size."""
-    data_a = _load_side(tf_a, a, cache, cancelled)
-    data_b = _load_side(tf_b, b, cache, cancelled)
-    if not (isinstance(data_a, DenseData) and isinstance(data_b, DenseData)):
-        return PairData(data_a, data_b, None)
-    arrays = (data_a.array, data_a.dtype_name, data_b.array, data_b.dtype_name)
-    if emit is not None and max(data_a.array.size, data_b.array.size) > PREVIEW_SAMPLE:
-        emit(PairData(data_a, data_b, pair_histograms(*arrays, cancelled=cancelled, sample=PREVIEW_SAMPLE)))
-    return PairData(data_a, data_b, pair_histograms(*arrays, cancelled=cancelled, sample=HISTOGRAM_SAMPLE))
-
-
-class PairHistogram(pg.PlotWidget):
-    """A and B value histograms drawn over each other (same bins)."""
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent, background=palette_colors()[0])
-        style_plot(self.getPlotItem())
-        self.setLabel("bottom", "value")
-        self.setLabel("left", "count")
-        self.addLegend(offset=(-10, 10))
-        self.curves = {}
-        for label, rgb in (("A", HIST_A), ("B", HIST_B)):
-            curve = pg.PlotDataItem(stepMode="center", fillLevel=0, brush=pg.mkBrush(*rgb, 90),
-                                    pen=pg.mkPen(*rgb, width=1.5), name=label)
-            self.addItem(curve)
-            self.curves[label] = curve
-
-    def show_histograms(self, histograms: PairHistograms | None) -> None:
-        title = ""
-        if histograms is not None and histograms.sampled:
-            title = (f"a spread sample: {histograms.counted[0]:,} of {histograms.total[0]:,} (A), "
-                     f"{histograms.counted[1]:,} of {histograms.total[1]:,} (B) elements")
-        self.setTitle(title, size="8pt")
-        for label in ("A", "B"):
-            if histograms is None:
-                self.curves[label].setData([], [])
-                continue
-            counts = histograms.counts_a if label == "A" else histograms.counts_b
-            self.curves[label].setData(histograms.edges, counts.astype(np.float64))
 
 
 class PairView(QWidget):
