@@ -93,7 +93,9 @@ def test_left_to_the_worker_when_it_would_read_or_work_much(mapped_array, monkey
     assert quick_preview(view, REGION, OUT) is None                          # too many pixels
     monkeypatch.setattr(plane_jobs, "QUICK_ELEMENTS", 180 * 260)
     assert quick_preview(view, REGION, OUT) is not None
-    monkeypatch.setattr(plane_jobs, "QUICK_SPAN", 180 * (259 * 5 * 4 + 4) - 1)   # rows spanning too much map
+    monkeypatch.setattr(plane_jobs, "QUICK_SPAN", 180 * 1300 * 4)   # the 180 rows read, whole (the sample's too)
+    assert quick_preview(view, REGION, OUT) is not None
+    monkeypatch.setattr(plane_jobs, "QUICK_SPAN", 180 * 1300 * 4 - 1)   # rows spanning too much map
     assert quick_preview(view, REGION, OUT) is None
     monkeypatch.setattr(plane_jobs, "QUICK_SPAN", 64 << 20)
     monkeypatch.setattr(positional, "_cached", lambda *a: False)            # not in the page cache: would read
