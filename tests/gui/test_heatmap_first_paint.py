@@ -84,3 +84,21 @@ def test_a_file_changed_on_disk_is_left_to_the_worker_which_says_so(qtbot, heatm
     qtbot.waitUntil(lambda: not heatmap.image_jobs.base_slot.busy, timeout=20_000)
     assert heatmap.base is None and "changed on disk" in heatmap.note.text()
     assert messages and "changed on disk" in messages[-1]
+
+
+def test_an_unexpected_failure_of_the_quick_path_falls_back_to_the_worker(qtbot, panel, big, monkeypatch):
+    """Whatever the GUI-thread preview raises, the selection still paints: the worker computes the plane (and would
+    report its own failure), nothing propagates out of the GUI thread's slot."""
+    from ztviewer.gui.views.inspect import image_jobs
+
+    def broken(*args, **kwargs):
+        raise ValueError("unexpected")
+
+    monkeypatch.setattr(image_jobs, "quick_preview", broken)
+    tf, values = big
+    panel.set_file(tf)
+    panel.show_item(tf.tensor("big"))
+    view = panel.heatmap
+    assert view.base is None and view.info.text() == "reading…"
+    qtbot.waitUntil(lambda: heatmap_painted(view), timeout=20_000)
+    assert view.base.method == "peak" and view.base.image.data.max() == values.max() == 60.0

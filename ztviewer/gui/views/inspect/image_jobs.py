@@ -14,7 +14,6 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer
 from PySide6.QtWidgets import QLabel, QStackedWidget
 
 from ztviewer.analysis.plane_jobs import METHODS, Inline, Rendered, quick_preview, render_plane
-from ztviewer.codec.errors import CodecError
 from ztviewer.session.formatting import ordinal
 from ztviewer.session.inspect_data import DenseData, TTData
 
@@ -133,10 +132,11 @@ class ImageJobs:
     def _quick_preview(plane: Plane, region: tuple[int, int, int, int], out: tuple[int, int], request: int,
                        kw: dict[str, Any]) -> Rendered | None:
         """The preview computed on this thread when it needs no I/O and little work (:func:`quick_preview`), else
-        ``None``; a file that changed on disk is left to the worker, which reports it."""
+        ``None``; a file that changed on disk, or any other failure, is left to the worker, which reports it as it
+        reports every failure (the GUI thread never raises for a plane it could not preview)."""
         try:
             return quick_preview(plane, region, out, request=request, **kw)
-        except (CodecError, OSError):
+        except Exception:
             return None
 
     def range_settled(self) -> None:
