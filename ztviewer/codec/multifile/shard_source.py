@@ -196,21 +196,19 @@ class ShardSource(Source):
                     reuse: bool = False, **where: str | None) -> Iterator[bytes | memoryview]:
         """Positional reads on a descriptor of its own (the pool may park the shared one at any time)."""
         self.check_range(offset, length, what, **where)
-        if self._closed:
-            raise ValueError(f"{self.path} is closed")
-        fd = open_regular_fd(self.path)
+        fd = self._own_fd()
         try:
-            if file_stamp(os.fstat(fd)) != self._stamp:
-                raise ShardChanged(f"{self.path} changed on disk since the set was opened; open the set again",
-                                   rule="shards must not change while open")
             yield from self._positional(fd, threading.Lock(), offset, length, chunk, what, where, reuse)
         finally:
             os.close(fd)
 
     def reader_fd(self) -> int | None:
-        """A descriptor of its own for positional reads from another thread (the caller closes it): the path
-        opened again and checked as :meth:`read_chunks` does, never a copy of the map's descriptor, which the pool
-        closes whenever it parks the shard (between the two calls, its number may name another file)."""
+        """A descriptor of its own for positional reads from another thread (the caller closes it)."""
+        return self._own_fd()
+
+    def _own_fd(self) -> int:
+        """The path opened again and checked against the set's stamp, never a copy of the map's descriptor, which
+        the pool closes whenever it parks the shard (between the two calls, its number may name another file)."""
         if self._closed:
             raise ValueError(f"{self.path} is closed")
         fd = open_regular_fd(self.path)
