@@ -141,3 +141,37 @@ def test_a_group_row_under_a_filter_totals_its_matches(file_view, sample_file):
     group = model_row()
     assert group.siblingAtColumn(Column.SHAPE).data() == f"{len(members)} tensors"
     assert group.siblingAtColumn(Column.STORED).data() == human_bytes(sum(t.stored_nbytes for t in members))
+
+
+def test_a_selected_group_s_properties_total_its_matches_and_follow_the_filter(qtbot, window, sample_file):
+    """The properties panel of a selected group says what its row says (``3 of 4 tensors``, the matches' bytes)
+    and is filled again when the filter changes while the group stays selected."""
+    from ztviewer.session.formatting import exact_bytes
+    from ztviewer.workers.tasks import OpenedFile
+
+    view = window.opener.show_file(OpenedFile(sample_file))
+    tensors = view.tensor_file.tensors
+    members = [t for t in tensors if t.name.startswith("model.")]
+    matches = [t for t in members if "q_proj" in t.name]
+    assert len(members) > len(matches) == 3
+    view.set_grouped(True)
+    set_filter(view, "q_proj")
+    group = view_index(view, matches[0])
+    while group.data() != "model":
+        group = group.parent()
+    view.tree.setCurrentIndex(group)
+    panel = window.properties_panel
+
+    def says(count: str, shown: list) -> None:
+        assert panel.value_of("Group", "prefix") == "model"
+        assert panel.value_of("Group", "tensors") == count
+        assert panel.value_of("Group", "stored bytes") == exact_bytes(sum(t.stored_nbytes for t in shown))
+
+    says(f"3 of {len(members)} tensors", matches)
+    assert panel.value_of("Group", "stored bytes, whole group") == exact_bytes(sum(t.stored_nbytes for t in members))
+    set_filter(view, "model")                      # the group stays selected; its properties follow the filter
+    assert view.current_item().prefix == "model"
+    says(f"{len(members)} of {len(members)} tensors", members)
+    set_filter(view, "")
+    says(f"{len(members)} tensors", members)
+    assert panel.value_of("Group", "stored bytes, whole group") is None

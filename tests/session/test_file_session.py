@@ -12,6 +12,7 @@ from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.multifile import open_path
 from ztviewer.session.file_session import FileSession
 from ztviewer.session.selection import Selection
+from ztviewer.session.tree_nodes import FILE_ID, NodeKind, kind_of
 
 CHECKSUMS = "zt_v1.x/ztensor-1.2.3/checksums.zt"
 
@@ -170,3 +171,30 @@ def test_events_call_each_callback_once_in_order_and_can_be_disconnected():
     event.emit(1)
     event.emit(2)
     assert calls == [("first", 1), ("second", 1), ("second", 2)] and len(event) == 1
+
+
+def test_a_selected_group_s_properties_total_its_matches_and_are_announced_when_the_filter_changes(tmp_path):
+    """A group's properties say what its tree row says; a new filter announces them while a group is selected."""
+    path = tmp_path / "grouped.safetensors"
+    safetensors.numpy.save_file({"layers.0.w": np.zeros(4, np.float32), "layers.1.w": np.zeros(8, np.float32),
+                                 "layers.1.b": np.zeros(2, np.float32), "head": np.zeros(1, np.float32)},
+                                str(path))
+    session = FileSession(open_file(path))
+    try:
+        tree = session.tree
+        tree.set_grouped(True)
+        layers = next(tree.group(node) for row in range(tree.row_count(FILE_ID))
+                      if kind_of(node := tree.child(FILE_ID, row)) is NodeKind.GROUP)
+        seen = record(session.properties_changed)
+        session.select(layers)
+        assert flat(session.properties())["tensors"] == "3 tensors" and seen == []
+        tree.set_pattern("*.w")
+        assert seen == [None]
+        rows = flat(session.properties())
+        assert (rows["tensors"], rows["stored bytes"]) == ("2 of 3 tensors", "48 bytes")
+        assert rows["stored bytes, whole group"] == "56 bytes"
+        session.select(session.tensor_file)
+        tree.set_pattern("")
+        assert seen == [None]                     # the file's properties do not total the matches
+    finally:
+        session.close()

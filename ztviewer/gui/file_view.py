@@ -52,6 +52,7 @@ class FileView(QWidget):
     selection_changed = Signal(object)     # codec object (TensorFile, TensorGroup, Tensor, Component) or None
     cursor_moved = Signal(object)          # byte offset under the hex cursor
     status_message = Signal(str)
+    properties_changed = Signal()          # the current item's properties changed (a group's, under a new filter)
 
     def __init__(self, opened: OpenedFile, grouped: bool = False, pool: QThreadPool | None = None,
                  parent: QWidget | None = None, session: FileSession | None = None) -> None:
@@ -83,6 +84,7 @@ class FileView(QWidget):
         self.session.selection_changed.connect(self._render_selection)
         self.session.shown_changed.connect(self._render_shown)
         self.session.message.connect(self.status_message.emit)
+        self.session.properties_changed.connect(lambda _none: self.properties_changed.emit())
         self._render_shown(self.session.shown)
         self.tree.expand(self.tree.model().index(0, 0))
         self.tree.setCurrentIndex(self.tree.model().index(0, 0))

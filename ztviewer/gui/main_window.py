@@ -142,6 +142,7 @@ class MainWindow(QMainWindow):
         view.selection_changed.connect(lambda item, v=view: self._on_selection_changed(v))
         view.cursor_moved.connect(lambda offset, v=view: self._on_cursor_moved(v, offset))
         view.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        view.properties_changed.connect(lambda v=view: self._show_properties(v))
         view.verifier.ended.connect(lambda outcome: self._update_actions())
         view.checker.ended.connect(lambda outcome: self._update_actions())
         view.group_button.toggled.connect(lambda grouped, v=view: self._on_view_grouped(v, grouped))
@@ -296,8 +297,12 @@ class MainWindow(QMainWindow):
 
     def _on_selection_changed(self, view: FileView | None) -> None:
         if view is self.current_view():
-            self.properties_panel.show_props(view.properties() if view is not None else [])
+            self._show_properties(view)
             self.editing.on_selection(view)
+
+    def _show_properties(self, view: FileView | None) -> None:
+        if view is self.current_view():
+            self.properties_panel.show_props(view.properties() if view is not None else [])
 
     def _on_view_grouped(self, view: FileView, grouped: bool) -> None:
         if view is self.current_view():

@@ -55,7 +55,8 @@ class FileSession:
     filter and marks.
 
     Events: ``selection_changed(Selection)``, ``shown_changed(ShownBytes)`` (another shard's bytes are shown),
-    ``digests_changed(list[(Tensor, role, DigestState)])``, ``message(str)`` (for a status line).
+    ``digests_changed(list[(Tensor, role, DigestState)])``, ``message(str)`` (for a status line),
+    ``properties_changed(None)`` (the selected item's :meth:`properties` changed without a new selection).
     """
 
     def __init__(self, tensor_file: TensorFile, layout: FileLayout | None = None,
@@ -75,6 +76,7 @@ class FileSession:
         self.shown_changed: Event[ShownBytes] = Event("shown_changed")
         self.digests_changed: Event[list[tuple[Tensor, str, DigestState]]] = Event("digests_changed")
         self.message: Event[str] = Event("message")
+        self.properties_changed: Event[None] = Event("properties_changed")
 
     @property
     def layout(self) -> FileLayout:
@@ -102,6 +104,7 @@ class FileSession:
         if self._tree is None:
             self._tree = TreeState(self.tensor_file, self.digests, self.edits)
             self.digests_changed.connect(self._tree.on_digests_changed)
+            self._tree.filter_changed.connect(self._on_filter_changed)
         return self._tree
 
     @property
@@ -207,8 +210,13 @@ class FileSession:
         if isinstance(item, Tensor):
             return properties.tensor_props(item, layout, size, self.tensor_file)
         if isinstance(item, TensorGroup):
-            return properties.group_props(item, self.tensor_file.tensors)
+            return properties.group_props(item, self.tree.group_totals)
         return properties.file_props(self.tensor_file, layout)
+
+    def _on_filter_changed(self, _pattern: str) -> None:
+        """A selected group's properties total the filter's matches, as its row does: they changed."""
+        if isinstance(self.selection.item, TensorGroup):
+            self.properties_changed.emit(None)
 
     # -- verification ----------------------------------------------------------------------------------------
     def digest_state(self, tensor: Tensor, component: Component) -> DigestState:

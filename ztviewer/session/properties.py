@@ -10,7 +10,6 @@ from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import MORE_OWNERS, shared_owners
 from ztviewer.codec.model import SEEKABLE_ENCODING as SEEKABLE
-from ztviewer.codec.tensor_queries import stored_nbytes
 from ztviewer.codec.tensor_table import TensorTable
 from ztviewer.codec.text import printable
 
@@ -24,6 +23,7 @@ from .formatting import (
     shape_text,
     short_value,
 )
+from .tree_groups import GroupTotals
 from .tree_nodes import TensorGroup
 from .zt_v2_facts import generation_rows, is_v2, seek_table_length
 
@@ -103,10 +103,14 @@ def file_props(tf: TensorFile, layout: FileLayout | None) -> list[Prop]:
     return props + _problems(tf.problems)
 
 
-def group_props(group: TensorGroup, tensors: Sequence[Tensor]) -> list[Prop]:
-    stored = stored_nbytes(tensors, group.members)    # a table's tensors are not built for it
-    return [Prop("Group", "", [Prop("prefix", group.prefix), Prop("tensors", f"{len(group.members):,}"),
-                               Prop("stored bytes", exact_bytes(stored))])]
+def group_props(group: TensorGroup, totals: GroupTotals) -> list[Prop]:
+    """What the group's tree row totals, exactly: under a filter its matches (``3 of 12 tensors``), and then
+    also the stored bytes of the whole group."""
+    rows = [Prop("prefix", group.prefix), Prop("tensors", totals.count_text(group)),
+            Prop("stored bytes", exact_bytes(totals.stored_nbytes(group)))]
+    if totals.filter.matches is not None:
+        rows.append(Prop("stored bytes, whole group", exact_bytes(totals.stored_nbytes(group, shown=False))))
+    return [Prop("Group", "", rows)]
 
 
 def component_fields(component: Component) -> list[Prop]:
