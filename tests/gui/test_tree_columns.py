@@ -52,3 +52,32 @@ def test_sizing_the_columns_reads_a_sample_of_rows_once(qtbot, window, tmp_path,
     assert len(reads) <= columns * (SAMPLE_ROWS + (EXACT_ROWS + shown_rows) * every_role), len(reads)
     measured_rows = {row for row, _column, role in reads if role == Qt.ItemDataRole.DisplayRole}
     assert len(measured_rows) <= SAMPLE_ROWS + shown_rows
+
+
+def test_a_filter_widens_the_columns_its_group_counts_need_unless_the_user_sized_them(qtbot, window, tmp_path):
+    """Under a filter a group row reads "1 of 12 tensors": the column it sits in grows to show it whole (never
+    narrowing), and a column the user sized stays as the user left it."""
+    from tests.gui.test_tree_filter import set_filter
+
+    path = tmp_path / "groups.zt"
+    save_arrays(path, {f"model.layers.{i}.weight": np.zeros((3, 4), np.float32) for i in range(12)}, "zt")
+    view = open_in_window(qtbot, window, path)
+    view.set_grouped(True)
+    tree, header = view.tree, view.tree.header()
+    view.columns.fit()
+    metrics = tree.fontMetrics()
+    set_filter(view, "layers.7.")
+    group = tree.model().index(0, 0, tree.model().index(0, 0))
+    counts = [tree.model().index(group.row(), c, group.parent()).data() for c in Column]
+    column = next(c for c, text in zip(Column, counts, strict=True) if text and " of " in str(text))
+    assert counts[column] == "1 of 12 tensors"
+    assert header.sectionSize(column) >= metrics.horizontalAdvance(counts[column])
+    widths = [header.sectionSize(c) for c in Column]
+    set_filter(view, "")
+    assert [header.sectionSize(c) for c in Column if c != Column.NAME] == \
+        [w for c, w in zip(Column, widths, strict=True) if c != Column.NAME]       # never narrowed
+
+    narrow = header.minimumSectionSize() + 4
+    header.resizeSection(column, narrow)                                        # the user's choice
+    set_filter(view, "layers.7.")
+    assert header.sectionSize(column) == narrow

@@ -157,6 +157,24 @@ class TreeColumns(QObject):
             self._fitting = False
         self.user_sized = False
 
+    def grow(self) -> None:
+        """Widen the columns whose shown content became wider (a filter's "3 of 12 tensors" on group rows), never
+        narrowing one, and leave them alone once the user has sized a column."""
+        if self.user_sized:
+            return
+        header = self.tree.header()
+        wider = {c: w for c in Column if c != Column.NAME
+                 and (w := self.content_width(c)) > header.sectionSize(c) and not self.tree.isColumnHidden(c)}
+        if not wider:
+            return
+        self._fitting = True
+        try:
+            for column, width in wider.items():
+                header.resizeSection(column, width)
+            self._fill_name()
+        finally:
+            self._fitting = False
+
     def name_width(self) -> int:
         """The name column: the room the other important columns leave, at least ``NAME_MIN_CHARS`` wide and no
         wider than its content."""
