@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .model import Region, Tensor, TensorFile, error, plain_spans, warning
+from .model import Region, Tensor, TensorFile, error, warning
 from .plain_columns import U64_MAX
 from .source import Source
-from .tensor_table import TensorTable
+from .span_columns import in_file_order, meeting, span_columns
 
 U64_LIMIT = 1 << 64
 
@@ -69,7 +69,7 @@ def _plain_suspects(tensors: Sequence[Tensor], regions: list[Region], file_size:
     Every other component is sound and alone, and checking the suspects alone reports what checking all
     reports (an isolated span neither overlaps nor moves the reach of the spans after it in the sweep).
     ``None``: the tensors are not plain (or a region is odd), the general pass looks at them all."""
-    spans = _span_columns(tensors)
+    spans = span_columns(tensors)
     if spans is None or any(r.offset < 0 or r.end <= r.offset or r.end > U64_MAX for r in regions):
         return None
     offsets, lengths = spans
@@ -80,35 +80,13 @@ def _plain_suspects(tensors: Sequence[Tensor], regions: list[Region], file_size:
     placed = ~outside & (lengths > 0)
     suspect = outside | (placed & (offsets % np.uint64(alignment) != 0)) if alignment else outside
     at = np.flatnonzero(placed) if not placed.all() else np.arange(len(offsets))
-    starts, stops = offsets[at], ends[at]
-    if len(starts) > 1 and (starts[1:] < starts[:-1]).any():   # not in file order (a manifest listed by name)
-        order = np.argsort(starts, kind="stable")
-        at, starts, stops = at[order], starts[order], stops[order]
+    at, starts, stops = in_file_order(at, offsets, ends)
     if len(at) == len(offsets) and not suspect.any() and (stops[:-1] <= starts[1:]).all():  # as writers lay out
         start, reach = int(starts[0]), int(stops[-1])
         if all(r.end <= start or r.offset >= reach for r in regions):
             return []
-    meets = np.zeros(len(starts), dtype=bool)
-    if len(starts) > 1:
-        meets[1:] = np.maximum.accumulate(stops)[:-1] > starts[1:]    # reached by a span that starts before
-        meets[:-1] |= starts[1:] < stops[:-1]                          # reaching the next start
-    for r in regions:
-        meets |= (starts < np.uint64(r.end)) & (stops > np.uint64(r.offset))
+    meets = meeting(starts, stops, ((r.offset, r.end) for r in regions))
     return np.union1d(np.flatnonzero(suspect), at[meets]).tolist()  # type: ignore[no-any-return]
-
-
-def _span_columns(tensors: Sequence[Tensor]) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(offsets, lengths)`` as ``uint64`` columns of untouched plain tensors (:func:`plain_spans`), else
-    ``None`` (also for a value outside 0 .. 2**64 - 1: the general pass says what is wrong with it)."""
-    if isinstance(tensors, TensorTable):
-        return tensors.plain_spans()
-    spans = plain_spans(tensors)
-    if spans is None:
-        return None
-    try:
-        return np.asarray(spans[0], dtype=np.uint64), np.asarray(spans[1], dtype=np.uint64)
-    except OverflowError:
-        return None
 
 
 def _sweep(tensors: Sequence[Tensor], regions: list[Region], file_size: int, aliases: bool = False) -> None:

@@ -15,7 +15,7 @@ import ztviewer.codec.formats.zt_v2.rules as rules
 
 from ...model import MORE_OWNERS, Tensor, error, plain_spans
 from ...plain_columns import U64_MAX
-from ...tensor_table import TensorTable
+from ...span_columns import in_file_order, meeting, span_columns
 from .container import ALIGNMENT, FOOTER_SIZE
 from .schema import ShardEntry
 
@@ -82,7 +82,7 @@ def _plain_suspects(tensors: Sequence[Tensor], manifest: tuple[int, int] | None,
     worked out over whole columns. Every other blob is in place and alone, and the sweep over the suspects
     alone reports what the sweep over all reports (an isolated span neither overlaps, nor shares, nor moves the
     reach of the spans after it). ``None``: the tensors are not plain, the general pass looks at them all."""
-    spans = _span_columns(tensors)
+    spans = span_columns(tensors)
     if spans is None:
         return None
     offsets, lengths = spans
@@ -92,33 +92,11 @@ def _plain_suspects(tensors: Sequence[Tensor], manifest: tuple[int, int] | None,
     limit = file_size - FOOTER_SIZE
     misplaced = (offsets % np.uint64(ALIGNMENT) != 0) | (offsets < np.uint64(ALIGNMENT)) | (ends < offsets)
     misplaced |= ends > np.uint64(limit) if limit >= 0 else True
-    placed = np.flatnonzero(~misplaced & (lengths > 0))
-    starts, stops = offsets[placed], ends[placed]
-    if len(starts) > 1 and (starts[1:] < starts[:-1]).any():
-        order = np.argsort(starts, kind="stable")
-        placed, starts, stops = placed[order], starts[order], stops[order]
-    meets = np.zeros(len(starts), dtype=bool)
-    if len(starts) > 1:
-        meets[1:] = np.maximum.accumulate(stops)[:-1] > starts[1:]    # reached by a span that starts before
-        meets[:-1] |= starts[1:] < stops[:-1]                          # reaching the next start
-    if manifest is not None and manifest[1]:
-        last = np.uint64(min(manifest[0] + manifest[1], U64_MAX))
-        meets |= (starts < last) & (stops > np.uint64(manifest[0]))
+    placed, starts, stops = in_file_order(np.flatnonzero(~misplaced & (lengths > 0)), offsets, ends)
+    ranges = [(manifest[0], min(manifest[0] + manifest[1], U64_MAX))] if manifest is not None and manifest[1] else []
+    meets = meeting(starts, stops, ranges)
     suspects = np.union1d(np.flatnonzero(misplaced), placed[meets])
     return suspects.tolist()  # type: ignore[no-any-return]
-
-
-def _span_columns(tensors: Sequence[Tensor]) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(offsets, lengths)`` as ``uint64`` columns of untouched plain tensors, else ``None``."""
-    if isinstance(tensors, TensorTable):
-        return tensors.plain_spans()
-    spans = plain_spans(tensors)
-    if spans is None:
-        return None
-    try:
-        return np.asarray(spans[0], dtype=np.uint64), np.asarray(spans[1], dtype=np.uint64)
-    except OverflowError:    # beyond 64 bits: the general pass says so
-        return None
 
 
 def _sweep(spans: list[tuple[int, int, Owner]], shard: str | None) -> None:
