@@ -314,7 +314,7 @@ class FileView(QWidget):
         self.tree.expand(file_index)
         if state.expands_matches():
             self._expand_groups(file_index)
-        self.columns.grow()
+        self.columns.fit(only_grow=True)
 
     def _expand_groups(self, parent: QModelIndex) -> None:
         model = self.tree.model()

@@ -145,35 +145,27 @@ class TreeColumns(QObject):
     def _forget_widths(self, *args: object) -> None:
         self._widths.clear()
 
-    def fit(self) -> None:
-        header = self.tree.header()
-        self._fitting = True
-        try:
-            for column in Column:
-                if column != Column.NAME:
-                    header.resizeSection(column, self.content_width(column))
-            self._fill_name()
-        finally:
-            self._fitting = False
-        self.user_sized = False
-
-    def grow(self) -> None:
-        """Widen the columns whose shown content became wider (a filter's "3 of 12 tensors" on group rows), never
+    def fit(self, only_grow: bool = False) -> None:
+        """Size every column but the name to its content and let the name fill the rest. ``only_grow``: widen
+        the columns whose shown content became wider (a filter's "3 of 12 tensors" on group rows), never
         narrowing one, and leave them alone once the user has sized a column."""
-        if self.user_sized:
+        if only_grow and self.user_sized:
             return
         header = self.tree.header()
-        wider = {c: w for c in Column if c != Column.NAME
-                 and (w := self.content_width(c)) > header.sectionSize(c) and not self.tree.isColumnHidden(c)}
-        if not wider:
-            return
+        widths = {c: self.content_width(c) for c in Column if c != Column.NAME}
+        if only_grow:
+            widths = {c: w for c, w in widths.items()
+                      if w > header.sectionSize(c) and not self.tree.isColumnHidden(c)}
+            if not widths:
+                return
         self._fitting = True
         try:
-            for column, width in wider.items():
+            for column, width in widths.items():
                 header.resizeSection(column, width)
             self._fill_name()
         finally:
             self._fitting = False
+        self.user_sized = False
 
     def name_width(self) -> int:
         """The name column: the room the other important columns leave, at least ``NAME_MIN_CHARS`` wide and no
