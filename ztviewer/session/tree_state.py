@@ -163,9 +163,9 @@ class TreeState:
     def shown_name(self, tensor: Tensor) -> str:
         """The text of the tensor's name cell: :meth:`name_of`, shortened to its last dotted part below its group
         when grouped (a tensor an unsaved edit renames or deletes shows its whole name: it may not fit its group)."""
-        if self.grouping is None or self.pending_name(tensor)[0]:
+        if self.pending_name(tensor)[0]:
             return self.name_of(tensor)
-        return tensor.name.rsplit(".", 1)[-1]
+        return tensor.name if self.grouping is None else tensor.name.rsplit(".", 1)[-1]
 
     def sort_key(self, tensor: Tensor, column: Column) -> Any:
         """What ``tensor`` sorts by in ``column``, as :meth:`sort` orders it (by name: :meth:`name_of`)."""
