@@ -221,7 +221,7 @@ def open_shard(folder: str, name: str, pool: SourcePool, home: str | None = None
     if "\0" in name:
         return Shard(name, name, error="the shard name holds a NUL character, which no file name can")
     alone = _file_name_alone(name)
-    path = folder + os.sep + name if alone else shard_path(folder, name)
+    path = shard_path(folder, name)
     if path is None:
         return Shard(name, name, error="the shard path must be relative to the set's folder and stay inside it")
     shard = Shard(name, path)
@@ -240,16 +240,16 @@ def open_shard(folder: str, name: str, pool: SourcePool, home: str | None = None
     except ValueError:  # a lone surrogate no file system encoding takes
         shard.error = "the shard name is not valid Unicode, so no file can have it"
     else:
-        outside = None if fd is not None else _outside(folder, name, path, home)
+        outside = None if fd is not None else _outside(folder, path, alone, home)
         if outside is not None:
             shard.outside = outside
     return shard
 
 
-def _outside(folder: str, name: str, path: str, home: str | None) -> str | None:
-    """The shard's real path when it lies outside the folder, else ``None``. A plain file name that is no link
-    lies in the folder by construction: one ``lstat`` instead of resolving every component of the path."""
-    if path == folder + os.sep + name and not os.path.islink(path):
+def _outside(folder: str, path: str, alone: bool, home: str | None) -> str | None:
+    """The shard's real path when it lies outside the folder, else ``None``. A plain file name (``alone``) that
+    is no link lies in the folder by construction: one ``lstat`` instead of resolving every component of the path."""
+    if alone and not os.path.islink(path):
         return None
     real, home = os.path.realpath(path), home or os.path.realpath(folder)
     return real if os.path.commonpath([real, home]) != home else None
