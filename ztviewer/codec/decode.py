@@ -33,8 +33,6 @@ from .source_ranges import StoredRange
 from .zstd_decode import iter_seekable, iter_zstd, seekable_bytes, zstd_bytes
 from .zstd_seekable import SeekableStream
 
-SEEKABLE = SEEKABLE_ENCODING
-
 
 def _source(tf: TensorFile, tensor: Tensor, component: Component) -> Source:
     try:
@@ -122,7 +120,7 @@ def iter_decoded(
             start += len(part)
             yield memoryview(part)
         return
-    if component.encoding == SEEKABLE:
+    if component.encoding == SEEKABLE_ENCODING:
         check_size(tensor, component, expected, limit)
         yield from iter_seekable(_seekable(tf, tensor, component), tensor, component, align, checked, cancelled)
         return
@@ -144,7 +142,7 @@ def read_range(tf: TensorFile, tensor: Tensor, component: Component, offset: int
         raise ValueError("negative offset or length")
     if component.encoding == "raw":
         return stored_range(tf, tensor, component)[offset:offset + length]
-    if component.encoding == SEEKABLE:
+    if component.encoding == SEEKABLE_ENCODING:
         return _seekable(tf, tensor, component).read_range(offset, length)
     out = bytearray()
     position = 0
@@ -181,7 +179,7 @@ def component_bytes(
     limit = decode_limit() if limit is None else limit
     expected = expected_length(tensor, component)
     check_size(tensor, component, expected, limit)
-    if component.encoding == SEEKABLE:
+    if component.encoding == SEEKABLE_ENCODING:
         return seekable_bytes(_seekable(tf, tensor, component), tensor, component, cancelled)
     if component.encoding != "zstd":
         parts = bytearray()

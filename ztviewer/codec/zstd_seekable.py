@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .errors import Cancelled, DecodeError
-from .model import SEEKABLE_ENCODING
 
-ENCODING_ID = SEEKABLE_ENCODING
 SKIPPABLE_MAGIC = 0x184D2A5E
 SEEKABLE_MAGIC = 0x8F92EAB1
 MAX_FRAME = 16 << 20

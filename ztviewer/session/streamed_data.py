@@ -18,7 +18,7 @@ import numpy as np
 
 from ztviewer.codec import decode
 from ztviewer.codec.dtypes import DTYPES
-from ztviewer.codec.model import Tensor, TensorFile
+from ztviewer.codec.model import SEEKABLE_ENCODING, Tensor, TensorFile
 
 from .inspect_data import presented_as, scalar
 
@@ -42,7 +42,7 @@ class StreamedBytes:
             start, kept = self._kept
             if start <= offset and offset + length <= start + len(kept):
                 return kept[offset - start:offset - start + length]
-            if self.component.encoding == decode.SEEKABLE:
+            if self.component.encoding == SEEKABLE_ENCODING:
                 data = decode.read_range(self.tf, self.tensor, self.component, offset, length)
             else:
                 data = self._forward(offset, length)

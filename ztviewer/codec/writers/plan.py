@@ -16,7 +16,7 @@ import ztviewer.codec.writers.targets as rules
 
 from ..dtypes import DTYPES, ZT_LOGICAL_TYPES
 from ..errors import CodecError, EditRefused, UnsupportedConversion
-from ..model import Component, Problem, Tensor, TensorFile
+from ..model import SEEKABLE_ENCODING, Component, Problem, Tensor, TensorFile
 from .blobs import KEEP, BlobData, FileBlob, MemoryBlob, WidenedBlob
 from .document import DocComponent, DocTensor, EditableDocument
 
@@ -24,7 +24,7 @@ SPARSE = ("sparse_csr", "sparse_coo")
 #: Where a component goes in the output: (offset in the source, …, role) compared item by item.
 SortKey = tuple[int | str, ...]
 #: component encodings a zTensor v2 file keeps when it is saved as v2 again
-V2_ENCODINGS = frozenset({"zstd-seekable", "zt.zstd-seekable/1"})
+V2_ENCODINGS = frozenset({"zstd-seekable", SEEKABLE_ENCODING})
 ROLE_ORDER = {"data": 0, "values": 0, "indices": 1, "indptr": 2, "coords": 1}
 
 

@@ -26,7 +26,7 @@ import xxhash
 import ztviewer.codec.writers.zt_v2_rules as rules
 
 from ..errors import CodecError
-from ..zstd_seekable import ENCODING_ID
+from ..model import SEEKABLE_ENCODING
 from .blobs import KEEP, BlobData, Buffer, FileBlob
 from .cbor import dumps_deterministic
 from .output import Output
@@ -150,7 +150,7 @@ class ZtV2Writer(PhasedWriter):
 
     def add_part(self, tensor: PlannedTensor, component: PlannedComponent) -> WrittenPart:
         self._expect(f"add part {tensor.name}.{component.role}", Phase.BLOBS)
-        encoding = ENCODING_ID if component.encoding != "raw" else None
+        encoding = SEEKABLE_ENCODING if component.encoding != "raw" else None
         algorithm = digest_algorithm(component)
         stored = component.data.stored()
         range_key = None if stored is None else (id(stored.source), stored.offset, stored.length, stored.encoding,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...zstd_seekable import ENCODING_ID
+from ...model import SEEKABLE_ENCODING
 
 #: storage dtype → (ztviewer canonical dtype, width in bytes)
 STORAGE = {
@@ -44,7 +44,7 @@ LOGICAL = {t.name: t for t in (
 )}
 CANONICAL_TO_LOGICAL = {t.canonical: t.name for t in LOGICAL.values()}
 
-SEEKABLE = ENCODING_ID
+SEEKABLE = SEEKABLE_ENCODING
 ENCODINGS = frozenset({SEEKABLE})
 #: registered digest algorithm → lowercase hex digits of its value: a digest is ``<algorithm>:<hex>``
 DIGEST_HEX_DIGITS = {"xxh3": 16, "sha256": 64}
