@@ -219,7 +219,7 @@ def test_batch_path_matches_reader_on_real_files(tmp_path):
                        [p.name for p in paths], ["src"] * 3, 10)
     assert batch is not None
     index = 10
-    for path, (n, metadata, tensors, data_bytes) in zip(paths, batch):
+    for path, (n, metadata, tensors, data_bytes) in zip(paths, batch[1]):
         with open_file(path) as single:
             assert (n, metadata) == (single.extra["header_length"], single.attributes)
             assert [(t.name, t.dtype, t.shape, t.components["data"].offset, t.components["data"].length)
@@ -245,7 +245,7 @@ def test_batch_path_reads_shards_sharing_a_header_each_as_its_own(tmp_path):
                        [p.name for p in paths], [f"src{i}" for i in range(4)], 5)
     assert batch is not None
     index = 5
-    for i, (path, (n, metadata, tensors, data_bytes)) in enumerate(zip(paths, batch)):
+    for i, (path, (n, metadata, tensors, data_bytes)) in enumerate(zip(paths, batch[1])):
         with open_file(path) as single:
             assert (n, metadata, data_bytes) == (single.extra["header_length"], single.attributes,
                                                  path.stat().st_size - 8 - n)

@@ -90,9 +90,9 @@ def read_set(heads: list[bytes], sizes: list[int], shards: list[str], sources: l
 
 
 def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources: list[Any], first_index: int
-               ) -> list[tuple[int, dict[str, str], ShardView, int]] | None:
-    """:func:`read_set` per shard: ``(header length, metadata, tensors, data bytes)``, the tensors a
-    :class:`~.shard_view.ShardView` of the set's table; ``None`` when any header is not plain."""
+               ) -> tuple[SetTable, list[tuple[int, dict[str, str], ShardView, int]]] | None:
+    """:func:`read_set`'s table, and per shard ``(header length, metadata, tensors, data bytes)``, the tensors a
+    :class:`~.shard_view.ShardView` of the table; ``None`` when any header is not plain."""
     found = read_set(heads, sizes, shards, sources, first_index)
     if found is None:
         return None
@@ -101,7 +101,7 @@ def read_batch(heads: list[bytes], sizes: list[int], shards: list[str], sources:
     for (n, metadata, count), size in zip(headers, sizes):
         result.append((n, metadata, ShardView(table, start, start + count), size - 8 - n))
         start += count
-    return result
+    return table, result
 
 
 def check_entries(groups: list[dict[str, Any]], counts: list[int], buffer_lens: list[int]

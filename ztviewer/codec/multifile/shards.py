@@ -21,7 +21,7 @@ from ..huge_int import from_digits
 from ..model import Problem, Region, Severity, Tensor, TensorFile
 from ..portable import open_regular
 from ..source import Source
-from .fast_headers import read_set
+from .fast_headers import read_batch
 from .set_table import SetTable
 from .shard_source import (
     HEAD_BYTES,
@@ -32,7 +32,6 @@ from .shard_source import (
     next_first_read,
     read_head,
 )
-from .shard_view import ShardView
 
 Progress = Callable[[int, int], None]
 CancelCheck = Callable[[], bool]
@@ -306,17 +305,15 @@ def _read_headers(shards: list[Shard]) -> SetTable | None:
 
 def _read_fast(shards: list[Shard], first_index: int) -> SetTable | None:
     sources = [s.source for s in shards]
-    found = read_set([s.prefix for s in sources], [s.size for s in sources],  # type: ignore[union-attr]
-                     [s.name for s in shards], sources, first_index)
+    found = read_batch([s.prefix for s in sources], [s.size for s in sources],  # type: ignore[union-attr]
+                       [s.name for s in shards], sources, first_index)
     if found is None:
         return None
-    table, headers = found
-    start = 0
-    for shard, source, (n, metadata, count) in zip(shards, sources, headers):
-        shard.header_length, shard.attributes, shard.data_bytes = n, metadata, source.size - 8 - n  # type: ignore[union-attr]
-        shard.tensors = ShardView(table, start, start + count)
+    table, per_shard = found
+    for shard, (n, metadata, tensors, data_bytes) in zip(shards, per_shard):
+        shard.header_length, shard.attributes, shard.data_bytes = n, metadata, data_bytes
+        shard.tensors = tensors
         shard.readable = shard.plain = True
-        start += count
     return table
 
 
