@@ -180,3 +180,22 @@ def test_layout_of_a_tensor_table_builds_no_tensor_and_matches_the_built_one(tmp
     assert layout.segment_at(middle.offset).owner == expected.segment_at(middle.offset).owner
     assert lazy.tensors._built == 1      # the owner's tensor, asked for
     assert layout.segments == expected.segments and layout.count("blob") == count
+
+
+def test_layout_asks_a_table_for_its_spans_once(tmp_path, monkeypatch):
+    """Asking a table whether its tensors are as listed walks every tensor built so far (a verified file has
+    built them all): the layout asks once, for its blobs and its padding alignment alike."""
+    from benchmarks.files import many_zt
+    from ztviewer.codec import open_file
+    from ztviewer.codec.tensor_table import TensorTable
+
+    path, count, _, _ = many_zt(tmp_path, quick=True)
+    tf = open_file(path)
+    for tensor in tf.tensors:
+        tensor.components                # noqa: B018  # built, as a verification leaves them
+    calls = []
+    plain_spans = TensorTable.plain_spans
+    monkeypatch.setattr(TensorTable, "plain_spans", lambda table: calls.append(1) or plain_spans(table))
+    layout = build_layout(tf)
+    assert len(calls) == 1 and layout.count("blob") == count
+    tf.close()

@@ -20,11 +20,10 @@ from operator import add
 import numpy as np
 
 from ztviewer.codec import Tensor, TensorFile
-from ztviewer.codec.model import plain_spans
-from ztviewer.codec.tensor_queries import untouched_table
+from ztviewer.codec.span_columns import span_columns
 from ztviewer.codec.tensor_table import TensorTable
 
-from .layout_padding import UNOWNED_KINDS, unowned_columns
+from .layout_padding import UNOWNED_KINDS, Spans, unowned_columns
 from .zt_v2_facts import seek_table_length, seekable_parts
 
 
@@ -177,7 +176,8 @@ def build_layout(tf: TensorFile) -> FileLayout:
     """Split the file into segments from its regions and components (clipped to the file size)."""
     size = tf.size
     kind_names = ["blob", *UNOWNED_KINDS, "overlap"]
-    starts, ends, kinds, numbers, owners = _owned_ranges(tf, kind_names)
+    spans = span_columns(tf.tensors)   # once: asking a table walks every tensor built so far
+    starts, ends, kinds, numbers, owners = _owned_ranges(tf, kind_names, spans)
     keep = ends > starts
     starts, ends, kinds, numbers = starts[keep], ends[keep], kinds[keep], numbers[keep]
     order = np.lexsort((ends, starts))
@@ -185,18 +185,18 @@ def build_layout(tf: TensorFile) -> FileLayout:
     if np.any(ends[:-1] > starts[1:]):
         starts, ends, kinds, numbers = _split_overlaps(starts, ends, kinds, numbers, owners, kind_names)
     if tf.source is not None:
-        gaps = unowned_columns(tf, starts, ends, kind_names)
+        gaps = unowned_columns(tf, starts, ends, kind_names, spans)
         starts, ends, kinds, numbers = (np.concatenate(pair) for pair in zip((starts, ends, kinds, numbers), gaps))
         order = np.argsort(starts, kind="stable")
         starts, ends, kinds, numbers = starts[order], ends[order], kinds[order], numbers[order]
     return FileLayout(size, starts, ends, kinds, kind_names, numbers, owners)
 
 
-def _owned_ranges(tf: TensorFile, kind_names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                                 Owners]:
+def _owned_ranges(tf: TensorFile, kind_names: list[str], spans: Spans | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Owners]:
     """Columns of the regions (first), the ranges inside parts (seek tables) and the component blobs,
-    unclipped and unsorted, with their owners."""
-    blob_tensors, blob_roles, blob_starts, blob_ends = _blobs(tf)
+    unclipped and unsorted, with their owners (``spans``: :func:`span_columns` of every tensor)."""
+    blob_tensors, blob_roles, blob_starts, blob_ends = _blobs(tf, spans)
     owners = Owners(blob_tensors, blob_roles, [])
     inner = _inner_ranges(tf, blob_tensors, blob_roles, blob_ends, owners)
     region_numbers = [owners.add((Owner(r.kind, r.label or r.kind),)) for r in tf.regions] + [n for *_, n in inner]
@@ -230,19 +230,20 @@ def _inner_ranges(tf: TensorFile, tensors: Sequence[Tensor], roles: list[str], e
     return inner
 
 
-def _blobs(tf: TensorFile) -> tuple[Sequence[Tensor], list[str], list[int], list[int]]:
+def _blobs(tf: TensorFile, spans: Spans | None) -> tuple[Sequence[Tensor], list[str], list[int], list[int]]:
     """Tensor, role, start and end of every component stored in this file. Plain tensors whose ``data``
-    component was never built are read as columns (:func:`plain_spans`), without building it; a table of
-    them all in this file is read without building a tensor."""
-    table = untouched_table(tf.tensors)
-    if table is not None and table.stored_in(tf.source):
-        offsets, lengths = (column.tolist() for column in table.plain_spans())  # type: ignore[union-attr]
-        return table, ["data"] * len(offsets), offsets, list(map(add, offsets, lengths))
-    here = [t for t in tf.tensors if stored_here(tf, t)]
-    spans = plain_spans(here)
+    component was never built are read as columns (``spans``, :func:`span_columns` of every tensor), without
+    building it; a table of them all in this file is read without building a tensor."""
+    every = tf.tensors
+    if isinstance(every, TensorTable) and every.stored_in(tf.source):
+        here: Sequence[Tensor] = every
+    else:
+        here = [t for t in every if stored_here(tf, t)]
+        if len(here) != len(every):
+            spans = span_columns(here)
     if spans is not None:
-        offsets, lengths = spans
-        return here, ["data"] * len(here), offsets, list(map(add, offsets, lengths))
+        offsets, lengths = spans[0].tolist(), spans[1].tolist()
+        return here, ["data"] * len(offsets), offsets, list(map(add, offsets, lengths))
     tensors: list[Tensor] = []
     roles: list[str] = []
     starts: list[int] = []

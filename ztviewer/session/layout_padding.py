@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from ztviewer.codec import TensorFile
-from ztviewer.codec.model import plain_spans
 from ztviewer.codec.source import Source
-from ztviewer.codec.tensor_queries import untouched_table
 
 #: (starts, ends, kind codes, owner numbers): one row per byte range
 Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: (offsets, lengths) of every tensor's ``data`` component as ``uint64`` columns
+#: (:func:`~ztviewer.codec.span_columns.span_columns`)
+Spans = tuple[np.ndarray, np.ndarray]
 
 UNOWNED_KINDS = ("padding", "gap", "unparsed")
 NO_OWNER = -1
@@ -21,33 +22,32 @@ NEAR = 4096              # spans at most this far apart are read together
 PIECE_BYTES = 1 << 20    # and a piece starts at least at every MiB boundary, which bounds its size
 
 
-def padding_alignment(tf: TensorFile) -> int:
+def padding_alignment(tf: TensorFile, spans: Spans | None) -> int:
     """Alignment up to which zero bytes after a range count as padding: the largest power of two (up to
-    64 KiB) dividing every non-zero component offset, and at least the format's own (64 for zTensor)."""
-    table = untouched_table(tf.tensors)
-    if table is not None:                # its uint64 columns, at once
-        offsets, lengths = table.plain_spans()  # type: ignore[misc]  # not None for an untouched table
+    64 KiB) dividing every non-zero component offset, and at least the format's own (64 for zTensor).
+    ``spans``: the columns of every tensor's ``data`` component when all are plain and untouched, else ``None``
+    (the components are then looked at one by one)."""
+    if spans is not None:
+        offsets, lengths = spans
         used = offsets[(offsets > 0) & (lengths > 0)]
         alignment = int((used & (~used + np.uint64(1))).min()) if len(used) else MAX_ALIGNMENT   # lowest set bits
     else:
-        spans = plain_spans(tf.tensors)  # read without building deferred components, when all are plain
-        pairs = zip(*spans) if spans is not None else ((c.offset, c.length) for t in tf.tensors
-                                                       for c in t.components.values())
-        alignment = min((offset & -offset for offset, length in pairs if offset > 0 and length),
-                        default=MAX_ALIGNMENT)
+        alignment = min((c.offset & -c.offset for t in tf.tensors for c in t.components.values()
+                         if c.offset > 0 and c.length), default=MAX_ALIGNMENT)
     return max(min(alignment, MAX_ALIGNMENT), FORMAT_ALIGNMENT.get(tf.format, 1))
 
 
-def unowned_columns(tf: TensorFile, starts: np.ndarray, ends: np.ndarray,
-                    kind_names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def unowned_columns(tf: TensorFile, starts: np.ndarray, ends: np.ndarray, kind_names: list[str],
+                    spans: Spans | None) -> Columns:
     """Columns of the bytes between owned ranges: zero padding up to the next alignment boundary after a
-    range, gaps for the rest (everything is "unparsed" in a file the reader could not parse)."""
+    range, gaps for the rest (everything is "unparsed" in a file the reader could not parse); ``spans`` as
+    :func:`padding_alignment` takes them."""
     size = tf.size
     hole_starts = np.concatenate([[0], ends]).astype(np.int64)
     hole_ends = np.concatenate([starts, [size]]).astype(np.int64)
     holes = hole_ends > hole_starts
     hole_starts, hole_ends = hole_starts[holes], hole_ends[holes]
-    alignment = padding_alignment(tf)
+    alignment = padding_alignment(tf, spans)
     boundaries = np.minimum(hole_ends, -(-hole_starts // alignment) * alignment)
     padded = hole_starts < boundaries
     if tf.source is not None:     # a multi-file set has no bytes of its own to read
