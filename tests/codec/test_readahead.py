@@ -100,20 +100,38 @@ def test_a_resident_range_is_probed_at_spread_spans_and_served_from_the_map(tmp_
     path = tmp_path / "big.bin"
     path.write_bytes(data)
     probed: list[tuple[int, int, int]] = []
+    asked: list[int] = []
 
-    def resident(mapped, offset, length):
-        probed.append((len(mapped), offset, length))
-        return 1.0
+    def resident(mapped, offsets, length):
+        asked.append(1)
+        probed.extend((len(mapped), offset, length) for offset in offsets)
+        return True
 
     def no_reader(*args, **kwargs):
         raise AssertionError("a resident range must not be read by the read-ahead thread")
 
-    monkeypatch.setattr(readahead.portable, "resident_fraction", resident)
+    monkeypatch.setattr(readahead.portable, "all_resident", resident)
     monkeypatch.setattr(readahead, "_Reader", no_reader)
     with Source(path) as source:
         parts = [bytes(p) for p in read_ahead(source, 3, len(data) - 4)]
     assert b"".join(parts) == data[3:-1]
     assert max(len(p) for p in parts) == readahead.MAP_CHUNK
-    assert len(probed) == readahead.PROBE_SPANS
+    assert len(probed) == readahead.PROBE_SPANS and len(asked) == 1     # one question for every span
     assert all(size == len(data) - 4 and at >= 0 and at + n <= size for size, at, n in probed)
     assert probed[-1][1] + probed[-1][2] == len(data) - 4  # the spans reach the end of the range
+
+
+def test_where_residency_cannot_be_asked_a_range_is_read(tmp_path, monkeypatch):
+    """No ``mincore`` (Windows): the probe says "not cached" and the read-ahead thread reads the range."""
+    import ztviewer.codec.readahead as readahead
+
+    data = os.urandom(readahead.PROBE_SPANS * readahead.PROBE_SPAN + 12_345)
+    path = tmp_path / "big.bin"
+    path.write_bytes(data)
+    with Source(path) as source:
+        if readahead.portable.all_resident(source.view(0, len(data)), [0], len(data)) is True:
+            assert readahead._in_page_cache(source, 0, len(data))     # just written: cached, as mincore says
+        monkeypatch.setattr(readahead.portable, "_MINCORE", False)
+        assert not readahead._in_page_cache(source, 0, len(data))
+        assert not readahead._in_page_cache(source, 5, 2 << 20)       # one span: the whole range
+        assert b"".join(bytes(p) for p in read_ahead(source, 5, len(data) - 6)) == data[5:-1]

@@ -6,7 +6,7 @@ feature test, never by platform name, and a test that removes the calls exercise
 
 - :func:`pread`: ``os.pread`` (Unix), else ``lseek`` + ``read`` under the caller's lock; :func:`pread_into` the
   same into a caller's buffer (``os.preadv``).
-- :func:`resident_pages`, :func:`resident_fraction`, :func:`all_resident`: ``mincore(2)`` through ctypes (Linux),
+- :func:`resident_pages`, :func:`all_resident`: ``mincore(2)`` through ctypes (Linux),
   ``None`` elsewhere; :func:`libc_call` looks such a C library function up.
 - :func:`advise`: ``os.posix_fadvise`` (read-ahead hints, dropping cached pages), a no-op where it is missing.
 - :func:`copy_file_range`, :func:`sendfile`, :func:`splice`: the kernel copy calls, ``None`` when absent;
@@ -140,12 +140,6 @@ def all_resident(mapped: memoryview, offsets: Iterable[int], length: int) -> boo
 
 #: ``mincore`` result bytes with the residency bit set (the other bits are reserved)
 _RESIDENT_FLAGS = bytes(b for b in range(256) if b & 1)
-
-
-def resident_fraction(mapped: memoryview, offset: int, length: int) -> float | None:
-    """Share of the pages of ``mapped[offset:offset + length]`` in the page cache (:func:`resident_pages`)."""
-    found = resident_pages(mapped, offset, length)
-    return None if found is None else float(found[1].mean())
 
 
 def advise(fd: int, offset: int, length: int, advice: str) -> bool:

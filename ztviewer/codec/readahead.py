@@ -5,7 +5,7 @@ the previous one; hashing and compressing release the GIL, so on a cold file rea
 instead of taking turns. Nothing is mapped: the resident size stays at the ring (``depth × chunk`` bytes)
 whatever the size of the file, and the page cache keeps the file's pages for the next reader.
 
-A range already in the page cache (``mincore``, :func:`.portable.resident_fraction`) is served from the map
+A range already in the page cache (``mincore``, :func:`.portable.all_resident`) is served from the map
 instead, each chunk's pages given back once the next is asked for (:meth:`.Source.drop_pages`): copying it would
 cost more than the hash.
 """
@@ -117,22 +117,16 @@ def read_ahead(source: Source, offset: int, length: int, *, chunk: int | None = 
 
 
 def _in_page_cache(source: Source, offset: int, length: int) -> bool:
-    """Whether nearly all of the range is cached (so the map serves it without I/O and without a copy)."""
+    """Whether the range is cached (so the map serves it without I/O and without a copy): every page of it, or of
+    :data:`PROBE_SPANS` evenly spread spans of a longer one; not where the system cannot tell."""
     if length < RESIDENCY_PROBE:
         return False
     mapped = source.view(offset, length)
     if length <= PROBE_SPANS * PROBE_SPAN:
-        spans = [(0, length)]
-    else:
-        last = length - PROBE_SPAN
-        spans = [(k * last // (PROBE_SPANS - 1), PROBE_SPAN) for k in range(PROBE_SPANS)]
-    total = 0.0
-    for start, size in spans:
-        fraction = portable.resident_fraction(mapped, start, size)
-        if fraction is None:
-            return False
-        total += fraction
-    return total / len(spans) >= 0.98
+        return portable.all_resident(mapped, [0], length) is True
+    last = length - PROBE_SPAN
+    starts = [k * last // (PROBE_SPANS - 1) for k in range(PROBE_SPANS)]
+    return portable.all_resident(mapped, starts, PROBE_SPAN) is True
 
 
 def _ring(fd: int, offset: int, length: int, chunk: int, depth: int,
