@@ -103,3 +103,20 @@ def test_reader_reports_a_file_cut_short_while_reading(tmp_path):
     with pytest.raises(SourceChanged, match="ends at byte 262,144"):
         reader.read(1 << 17)
     source.close()
+
+
+def test_a_source_read_for_a_prefix_only_ignores_changes_after_it(tmp_path):
+    path = tmp_path / "c.bin"
+    path.write_bytes(bytes(1000))
+    whole, prefix = Source(path), Source(path)
+    prefix.read_prefix_only(600)
+    with open(path, "ab") as f:                          # an append: after the prefix
+        f.write(b"more")
+    assert whole.bytes_changed() is not None and prefix.bytes_changed() is None
+    with open(path, "r+b") as f:                         # cut inside the prefix: changed for both
+        f.truncate(500)
+    assert prefix.bytes_changed() is not None
+    with pytest.raises(SourceChanged):
+        prefix.require_unchanged()
+    whole.close()
+    prefix.close()

@@ -88,7 +88,7 @@ class Source:
     """
 
     _released = False
-    _within: int | None = None  # only the first bytes matter (read for an earlier generation alone): see PrefixSource
+    _within: int | None = None  # only the first bytes matter: see read_prefix_only
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -127,6 +127,12 @@ class Source:
         """How the open file differs from when it was opened (size, modification time), or ``None``: whether what
         is read is still what the model describes (a file replaced or removed under its name is still whole)."""
         return self._stamp_changed(self._within)
+
+    def read_prefix_only(self, size: int) -> None:
+        """Only the first ``size`` bytes of this file are read from now on (an earlier generation of a zTensor v2
+        file, read alone): a change after them, such as an append, no longer counts as a change of its bytes, for
+        this source and for the views of maps made after this call."""
+        self._within = size
 
     def _stamp_changed(self, within: int | None = None) -> str | None:
         file = self._file

@@ -157,7 +157,7 @@ class PrefixSource(Source):
         self._parent = parent
         self._owns_parent = owns_parent
         if owns_parent:     # its maps are handed out for this prefix only: an append after it leaves them sound
-            parent._within = self.size
+            parent.read_prefix_only(self.size)
         self._file = None
         self._map = None
         self._buffer = None
