@@ -193,7 +193,6 @@ def test_filter_events_bracket_the_change_and_groups_follow(state):
     state.set_pattern("*.b")
     assert state.accepts(layers)
     state.set_grouped(False)                             # regrouping numbers the groups anew
-    assert state.filter.group_hits == {}
     state.set_grouped(True)
     assert state.accepts(state.child(FILE_ID, 0)) and not state.accepts(state.child(FILE_ID, 1))
 
@@ -362,5 +361,8 @@ def test_a_group_row_totals_the_tensors_shown_under_it(state):
     state.set_pattern("head")
     assert (totals.count_text(layers), totals.stored_nbytes(layers)) == ("0 of 3 tensors", 0)
     assert not state.accepts(layers.node_id) and state.match_text() == "1 of 5 tensors"
+    assert not totals.has_shown(layers) and list(totals.shown(layers)) == []
+    state.set_pattern("*.b")                                    # asked before its row is painted, then after
+    assert totals.has_shown(layers) and totals.count_text(layers) == "1 of 3 tensors" and state.accepts(layers.node_id)
     state.set_pattern("")
     assert (totals.count_text(layers), totals.stored_nbytes(layers)) == ("3 tensors", 832)

@@ -39,12 +39,11 @@ def filters_with(pattern: str) -> bool:
 class NameFilter:
     """The pattern and the positions of the tensors whose shown names match it (``None``: no filter)."""
 
-    __slots__ = ("group_hits", "matches", "pattern")
+    __slots__ = ("matches", "pattern")
 
     def __init__(self) -> None:
         self.pattern = ""
         self.matches: set[int] | None = None
-        self.group_hits: dict[int, bool] = {}    # group node id -> a member matches
 
     @property
     def active(self) -> bool:
@@ -55,11 +54,3 @@ class NameFilter:
         self.pattern = pattern
         matcher = name_matcher(pattern)
         self.matches = None if matcher is None else {i for i, name in enumerate(names()) if matcher(name)}
-        self.group_hits.clear()
-
-    def group_matches(self, node_id: int, members: Sequence[int]) -> bool:
-        """Whether a group (its member positions) holds a match; kept until the pattern or the groups change."""
-        hit = self.group_hits.get(node_id)
-        if hit is None:
-            hit = self.group_hits[node_id] = self.matches is None or not self.matches.isdisjoint(members)
-        return hit

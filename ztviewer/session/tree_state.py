@@ -261,8 +261,7 @@ class TreeState:
             return
         self.regrouping.emit(grouped)
         self.grouping = Grouping(tensor_names(self.tensors), self.rank, self._groups_descending()) if grouped else None
-        self.group_totals.forget()
-        self.filter.group_hits.clear()    # groups are numbered anew
+        self.group_totals.forget()        # groups are numbered anew
         self.regrouped.emit(grouped)
 
     # -- filter ------------------------------------------------------------------------------------------
@@ -310,7 +309,7 @@ class TreeState:
         if matches is None or node == FILE_ID:
             return True
         if node & GROUP_FLAG:
-            return self.filter.group_matches(node, self._groups().group(node).members)
+            return self.group_totals.has_shown(self._groups().group(node))
         return bool(node & SLOT_MASK) or tensor_position(node) in matches
 
     # -- marks -------------------------------------------------------------------------------------------
