@@ -8,7 +8,7 @@ from typing import Any
 
 from ztviewer.codec import Tensor
 from ztviewer.codec.digest_state import DigestState
-from ztviewer.codec.tensor_queries import plain_columns
+from ztviewer.codec.tensor_queries import plain_columns, tensor_names
 from ztviewer.codec.tensor_table import PlainColumns
 
 from .digest_states import PRIORITY, DigestStates
@@ -36,10 +36,11 @@ def tensor_encoding(tensor: Tensor) -> str:
     return ", ".join(dict.fromkeys(tensor.component_encodings()))
 
 
-def sort_key(tensor: Tensor, column: Column, digests: DigestStates) -> Any:
-    """What ``tensor`` sorts by in ``column`` (keys of one column compare with each other)."""
+def sort_key(tensor: Tensor, column: Column, digests: DigestStates, name: str | None = None) -> Any:
+    """What ``tensor`` sorts by in ``column`` (keys of one column compare with each other); by name, ``name`` when
+    given (the name the tree shows, a pending rename applied), in natural order."""
     if column == Column.NAME:
-        return natural_key(tensor.name)
+        return natural_key(tensor.name if name is None else name)
     if column == Column.DTYPE:
         return tensor.dtype or ""
     if column == Column.SHAPE:
@@ -61,8 +62,8 @@ def sort_keys(tensors: Sequence[Tensor], column: Column, digests: DigestStates,
     """:func:`sort_key` of every tensor, by position; by name, of ``names`` when given (the names shown, pending
     renames applied). A lazy table's entries not built yet are read from its columns (sorting 100,000 tensors
     builds none of them); those built answer for themselves."""
-    if column == Column.NAME and names is not None:
-        return list(map(natural_key, names))
+    if column == Column.NAME:
+        return list(map(natural_key, tensor_names(tensors) if names is None else names))
     columns = plain_columns(tensors)
     if columns is None:
         return [sort_key(t, column, digests) for t in tensors]
@@ -73,9 +74,8 @@ def sort_keys(tensors: Sequence[Tensor], column: Column, digests: DigestStates,
 
 
 def _column_keys(c: PlainColumns, column: Column) -> list[Any]:
-    """:func:`sort_key` of each entry as its table's columns describe it (a dense tensor in one raw part)."""
-    if column == Column.NAME:
-        return list(map(natural_key, c.names))
+    """:func:`sort_key` of each entry as its table's columns describe it (a dense tensor in one raw part), for every
+    column but the name (:func:`sort_keys` reads the names of a table and of a list alike)."""
     if column == Column.DTYPE:
         return [dtype or "" for dtype in c.dtypes]
     if column == Column.SHAPE:

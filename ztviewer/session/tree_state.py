@@ -20,7 +20,7 @@ from ztviewer.codec.tensor_queries import component_counts, tensor_names, tensor
 from .digest_states import DigestStates
 from .edit_session import EditSession
 from .events import Event
-from .formatting import natural_key, part_of, plural
+from .formatting import part_of, plural
 from .tree_columns import Column, sort_key, sort_keys
 from .tree_filter import NameFilter
 from .tree_groups import GroupTotals
@@ -169,9 +169,7 @@ class TreeState:
 
     def sort_key(self, tensor: Tensor, column: Column) -> Any:
         """What ``tensor`` sorts by in ``column``, as :meth:`sort` orders it (by name: :meth:`name_of`)."""
-        if column == Column.NAME:
-            return natural_key(self.name_of(tensor))
-        return sort_key(tensor, column, self.digests)
+        return sort_key(tensor, column, self.digests, self.name_of(tensor))
 
     # -- structure ---------------------------------------------------------------------------------------
     def place(self, node: int) -> tuple[int, int]:
