@@ -366,3 +366,29 @@ def test_a_group_row_totals_the_tensors_shown_under_it(state):
     assert totals.has_shown(layers) and totals.count_text(layers) == "1 of 3 tensors" and state.accepts(layers.node_id)
     state.set_pattern("")
     assert (totals.count_text(layers), totals.stored_nbytes(layers)) == ("3 tensors", 832)
+
+
+def test_a_pending_rename_keeps_its_tensor_in_the_group_of_its_stored_name(tmp_path):
+    """Groups follow stored names (see TreeState.set_grouped): a tensor renamed into another group's prefix stays
+    in its own group, found there by the filter under its new, whole name; its group counts it, the other does
+    not, and no rename, undo or redo regroups the tree."""
+    path = tmp_path / "layers.zt"
+    save_arrays(path, {name: np.zeros(2, np.float32) for name in ("layers.0.a", "layers.0.b", "layers.1.a")})
+    session = FileSession(open_file(path))
+    tree = session.tree
+    moved = session.tensor_file.tensors[1]                      # layers.0.b
+    tree.set_grouped(True)
+    regrouped = record(tree.regrouping)
+    session.edits.push(RenameTensor("layers.0.b", "layers.1.b"))
+    tree.set_pattern("layers.1.")
+    layer0, layer1 = (tree.group(tree.child(tree.child(FILE_ID, 0), row)) for row in range(2))
+    assert (layer0.prefix, layer1.prefix) == ("layers.0", "layers.1")
+    assert tree.filter.matches == {1, 2} and tree.parent_of(tree.node_of(moved)) == layer0.node_id
+    assert tree.shown_name(moved) == "layers.1.b" and tree.accepts(layer0.node_id) and tree.accepts(layer1.node_id)
+    totals = tree.group_totals
+    assert (totals.count_text(layer0), totals.count_text(layer1)) == ("1 of 2 tensors", "1 of 1 tensor")
+    session.edits.undo()
+    assert tree.filter.matches == {2} and not tree.accepts(layer0.node_id)
+    session.edits.redo()
+    assert tree.parent_of(tree.node_of(moved)) == layer0.node_id and regrouped == []
+    session.close()
