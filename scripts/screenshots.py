@@ -196,8 +196,8 @@ def shoot(s: Shooter, corpus: Path, work: Path) -> None:
     task.signals.progress.connect(lambda done, total: seen.append(done))
     s.wait(lambda: bool(seen) and seen[-1] > task.total_bytes * 0.3)
     s.save("04-verify-in-progress.png")
-    view.verifier.cancel()
-    s.wait(lambda: not view.verifier.running)
+    view.checks.verifier.cancel()
+    s.wait(lambda: not view.checks.verifier.running)
 
     hostile = corpus / "hostile" / "zt01_overlapping_blobs.zt"
     if hostile.is_file():
@@ -304,7 +304,7 @@ def shoot_polish(s: Shooter, corpus: Path, checkpoint: str) -> None:
         s.close_all()
         view = s.open(str(damaged))
         w.check_file()
-        s.wait(lambda: not view.checker.running)
+        s.wait(lambda: not view.checks.checker.running)
         view.select_item(view.tensor_file.tensor("csr_f32_5x6"))
         s.save("21-check-file-problem.png")
     else:

@@ -33,7 +33,7 @@ def test_check_file_lists_decode_problems_in_panel_tree_and_status_bar(qtbot, wi
     assert name_cell(view, "csr_f32_5x6", Qt.ItemDataRole.DecorationRole) is None
     assert window.problems_label.text() == "no problems"
     assert window.actions_.check_file.isEnabled()
-    with qtbot.waitSignal(view.checker.ended, timeout=20_000) as ended:
+    with qtbot.waitSignal(view.checks.checker.ended, timeout=20_000) as ended:
         assert window.check_file() is not None
         assert view.verify_bar.isVisible() and "Checking the file" in view.verify_bar.label.text()
         assert not window.actions_.check_file.isEnabled() and window.actions_.cancel_verify.isEnabled()
@@ -48,7 +48,7 @@ def test_check_file_lists_decode_problems_in_panel_tree_and_status_bar(qtbot, wi
     assert name_cell(view, "csr_f32_5x6", Qt.ItemDataRole.ForegroundRole) is not None
     assert "8 decoded" in window.statusBar().currentMessage() and "1 error" in window.statusBar().currentMessage()
     assert not view.verify_bar.isVisible() and window.actions_.check_file.isEnabled()
-    with qtbot.waitSignal(view.checker.ended, timeout=20_000):   # a second check lists the problem once
+    with qtbot.waitSignal(view.checks.checker.ended, timeout=20_000):   # a second check lists the problem once
         window.check_file()
     assert len(index_problems(view)) == 1 and view.problems_model.rowCount() == 1
 

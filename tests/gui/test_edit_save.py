@@ -23,7 +23,7 @@ def wait_saved(qtbot, window, path, old_view):
 
 
 def verify_in_app(qtbot, view):
-    with qtbot.waitSignal(view.verifier.ended, timeout=15_000) as blocker:
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=15_000) as blocker:
         assert view.verify() is not None
     assert blocker.args == ["finished"]
     assert view.problems_model.counts()[0] == 0

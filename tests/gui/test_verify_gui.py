@@ -48,7 +48,7 @@ def test_verify_all_updates_states_and_reports_mismatches(qtbot, make_view, tmp_
     view.tree_model.index_of(sparse, "values")       # expanded rows must repaint live as well
     changes = []
     view.tree_model.dataChanged.connect(lambda *a: changes.append(a))
-    with qtbot.waitSignal(view.verifier.ended, timeout=10_000) as blocker:
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=10_000) as blocker:
         task = view.verify()
         assert task is not None and view.verify_bar.isVisible()
     assert blocker.args == ["finished"]
@@ -63,7 +63,7 @@ def test_verify_all_updates_states_and_reports_mismatches(qtbot, make_view, tmp_
     assert f"[{component.offset}, {component.end})" in problem.message
     assert not view.verify_bar.isVisible()
     # verifying again does not duplicate the mismatch
-    with qtbot.waitSignal(view.verifier.ended, timeout=10_000):
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=10_000):
         view.verify()
     assert len([p for p in view.problems_model.problems() if p.rule == "digest over the stored bytes"]) == 1
 
@@ -73,7 +73,7 @@ def test_verify_selection_checks_only_the_selected_rows(qtbot, make_view, tmp_pa
     view = make_view(tf)
     a, b, c = tf.tensors
     view.select_item(b)
-    with qtbot.waitSignal(view.verifier.ended, timeout=10_000):
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=10_000):
         view.verify(selection_only=True)
     assert [state(view, t) for t in (a, b, c)] == ["unchecked", "ok", "unchecked"]
 
@@ -106,10 +106,10 @@ def test_cancel_button_stops_verification_at_the_next_chunk(qtbot, make_view, hu
     task = view.verify()
     task.signals.progress.connect(lambda done, total: progress.append(done))
     qtbot.waitUntil(lambda: bool(progress) and progress[-1] > 0, timeout=10_000)
-    assert view.verify_bar.isVisible() and view.verifier.running
+    assert view.verify_bar.isVisible() and view.checks.verifier.running
     label = view.verify_bar.label.text()
     assert "of 2.0 GiB" in label
-    with qtbot.waitSignal(view.verifier.ended, timeout=30_000) as blocker:  # a hang guard, not a figure
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=30_000) as blocker:  # a hang guard, not a figure
         chunks.request()
         view.verify_bar.cancel_button.click()
     assert blocker.args == ["cancelled"]
@@ -127,18 +127,18 @@ def test_check_and_verify_run_one_at_a_time(qtbot, make_view, huge):
     view = make_view(huge)
     said = []
     view.status_message.connect(said.append)
-    assert view.verify() is not None and view.tasks.owner is view.verifier
+    assert view.verify() is not None and view.checks.tasks.owner is view.checks.verifier
     assert view.check_file() is None and said[-1] == "Wait for the running verification to end (or cancel it)"
     assert view.verify() is None and said[-1] == "A verification is already running"
-    with qtbot.waitSignal(view.verifier.ended, timeout=30_000):     # a hang guard, not a figure
-        view.verifier.cancel()
-    assert not view.tasks.busy
-    assert view.check_file() is not None and view.tasks.owner is view.checker
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=30_000):     # a hang guard, not a figure
+        view.checks.verifier.cancel()
+    assert not view.checks.tasks.busy
+    assert view.check_file() is not None and view.checks.tasks.owner is view.checks.checker
     assert view.verify(selection_only=True) is None and said[-1] == "Wait for the running check to end (or cancel it)"
     assert view.check_file() is None and said[-1] == "A check of this file is already running"
-    with qtbot.waitSignal(view.checker.ended, timeout=60_000):
-        view.checker.cancel()
-    assert not view.tasks.busy and view.tasks.owner is None
+    with qtbot.waitSignal(view.checks.checker.ended, timeout=60_000):
+        view.checks.checker.cancel()
+    assert not view.checks.tasks.busy and view.checks.tasks.owner is None
 
 
 def test_progress_shows_throughput_and_eta(qtbot, make_view, huge):
@@ -155,7 +155,7 @@ def test_progress_shows_throughput_and_eta(qtbot, make_view, huge):
 def test_window_verifies_a_corpus_file_with_a_wrong_sha256(qtbot, window):
     view = open_in_window(qtbot, window, CORPUS / "hostile" / "zt1x_sha256_mismatch.zt")
     assert window.actions_.verify_all.isEnabled()
-    with qtbot.waitSignal(view.verifier.ended, timeout=20_000):
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=20_000):
         window.actions_.verify_all.trigger()
     states = {state(view, t) for t in view.tensor_file.tensors}
     assert "mismatch" in states
@@ -176,6 +176,6 @@ def test_verifying_a_group_row_under_a_filter_checks_the_tensors_it_shows(qtbot,
     group = view.tree.model().index(0, 0, view.tree.model().index(0, 0))
     assert group.siblingAtColumn(Column.SHAPE).data() == "2 of 3 tensors"
     view.tree.setCurrentIndex(group)
-    with qtbot.waitSignal(view.verifier.ended, timeout=10_000):
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=10_000):
         view.verify(selection_only=True)
     assert [state(view, t) for t in (a, b, ab)] == ["unchecked", "ok", "ok"]

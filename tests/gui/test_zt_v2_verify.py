@@ -18,7 +18,7 @@ def state(view, tensor, role=None):
 
 def _verify(qtbot, view):
     progress = []
-    with qtbot.waitSignal(view.verifier.ended, timeout=15_000) as blocker:
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=15_000) as blocker:
         task = view.verify()
         task.signals.progress.connect(lambda done, total: progress.append((done, total)))
     assert blocker.args == ["finished"]
@@ -66,9 +66,9 @@ def test_sha256_digests_of_seekable_parts_and_cancel(qtbot, window, tmp_path):
     view = open_in_window(qtbot, window, path)
     parts = [t.components["data"] for t in view.tensor_file.tensors]
     assert all(p.digest.startswith("sha256:") and p.encoding == "zt.zstd-seekable/1" for p in parts)
-    with qtbot.waitSignal(view.verifier.ended, timeout=15_000) as blocker:
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=15_000) as blocker:
         view.verify()
-        view.verifier.cancel()
+        view.checks.verifier.cancel()
     assert blocker.args[0] in ("cancelled", "finished")
     _verify(qtbot, view)
     assert [state(view, t) for t in view.tensor_file.tensors] == ["ok", "ok"]

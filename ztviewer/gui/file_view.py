@@ -77,7 +77,6 @@ class FileView(QWidget):
         self._build_widgets()
         self.checks = FileChecks(self.session, self.problems_model, self.tree_model, self.verify_bar,
                                  self.status_message.emit, pool, self)
-        self.tasks, self.verifier, self.checker = self.checks.tasks, self.checks.verifier, self.checks.checker
         tree_state = self.session.tree          # the filter and grouping are shown as the session has them
         tree_state.filter_changed.connect(self._follow_filter)
         tree_state.regrouped.connect(self._follow_grouping)

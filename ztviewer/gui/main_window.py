@@ -143,8 +143,8 @@ class MainWindow(QMainWindow):
         view.cursor_moved.connect(lambda offset, v=view: self._on_cursor_moved(v, offset))
         view.status_message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         view.properties_changed.connect(lambda v=view: self._show_properties(v))
-        view.verifier.ended.connect(lambda outcome: self._update_actions())
-        view.checker.ended.connect(lambda outcome: self._update_actions())
+        view.checks.verifier.ended.connect(lambda outcome: self._update_actions())
+        view.checks.checker.ended.connect(lambda outcome: self._update_actions())
         view.group_button.toggled.connect(lambda grouped, v=view: self._on_view_grouped(v, grouped))
         view.problems_model.rowsInserted.connect(self.update_status)
         view.problems_model.rowsRemoved.connect(self.update_status)
@@ -221,8 +221,8 @@ class MainWindow(QMainWindow):
 
     def cancel_verify(self) -> None:
         if (view := self.current_view()) is not None:
-            view.verifier.cancel()
-            view.checker.cancel()
+            view.checks.verifier.cancel()
+            view.checks.checker.cancel()
 
     def show_error(self, title: str, message: str) -> None:
         """Report a failure as a message (never a traceback): status bar plus a non-blocking box."""
@@ -291,7 +291,7 @@ class MainWindow(QMainWindow):
 
     def _update_actions(self) -> None:
         view = self.current_view()
-        busy = view is not None and view.tasks.busy
+        busy = view is not None and view.checks.tasks.busy
         self.actions_.update_enabled(view is not None, busy,
                                      view is not None and bool(generation_rows(view.tensor_file)))
 
@@ -344,8 +344,7 @@ class MainWindow(QMainWindow):
         self.save_layout()
         self.opener.cancel_all()
         for view in self.file_views():
-            view.verifier.shutdown()
-            view.checker.shutdown()
+            view.checks.shutdown()
         self.pool.waitForDone(3000)
         while self.tabs.count():
             self.close_tab(0)
