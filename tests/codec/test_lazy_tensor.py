@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ztviewer.codec.layout_check import check_layout
-from ztviewer.codec.model import Component, Region, Tensor, TensorFile, dense_tensor, error, plain_spans
+from ztviewer.codec.model import Component, Region, Tensor, TensorFile, dense_tensor, error
+from ztviewer.codec.span_columns import plain_spans
 
 
 def _eager(name="w", dtype="float32", shape=(2, 3), index=4, offset=64, length=24, encoding="raw", digest=None,

@@ -5,9 +5,8 @@ The model is plain data. Readers fill it, views and writers consume it; nothing 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, MutableSequence, Sequence
+from collections.abc import Iterator, MutableSequence
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .dtypes import dtype_info
@@ -85,6 +84,21 @@ def deferred_component(data: Deferred) -> Component:
     offset, length, encoding, digest, uncompressed, dtype = data[:6]
     extra = dict(data[6]) if len(data) > 6 else {}
     return Component("data", offset, length, encoding, digest, dtype, "little", uncompressed, extra)
+
+
+def as_made(tensor: Tensor) -> bool:
+    """Whether a :func:`dense_tensor` still has the one ``data`` component it was made with: not built, or built
+    and unchanged but for the other owners of its blob a reader noted (``shared_with``: zTensor v2 weight tying
+    does not move a blob)."""
+    components = tensor._components
+    if components is None:
+        return True
+    part = components.get("data")
+    if len(components) != 1 or part is None or tensor._data is None:
+        return False
+    made = deferred_component(tensor._data)
+    made.shared_with = part.shared_with
+    return part == made
 
 
 class Tensor:
@@ -275,25 +289,6 @@ def dense_tensor(name: str, dtype: str, shape: tuple[int, ...], index: int, offs
     t._data = ((offset, length, encoding, digest, uncompressed, stored) if component_extra is None
                else (offset, length, encoding, digest, uncompressed, stored, component_extra))
     return t
-
-
-def plain_spans(tensors: Sequence[Tensor]) -> tuple[list[int], list[int]] | None:
-    """``(offsets, lengths)`` of the ``data`` components when every tensor is a :func:`dense_tensor` whose
-    component was never touched (so nothing can have changed it), else ``None``. A tensor table
-    (:mod:`.tensor_table`) answers from its columns."""
-    columns = getattr(tensors, "plain_spans", None)
-    if columns is not None:
-        spans = columns()
-        return None if spans is None else (spans[0].tolist(), spans[1].tolist())
-    data = list(map(_data_of, tensors))
-    if None in data or list(map(_components_of, tensors)).count(None) != len(tensors):
-        return None
-    return list(map(_first, data)), list(map(_second, data))
-
-
-_data_of = attrgetter("_data")
-_components_of = attrgetter("_components")
-_first, _second = itemgetter(0), itemgetter(1)
 
 
 @dataclass(slots=True)

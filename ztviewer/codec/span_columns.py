@@ -1,13 +1,31 @@
-"""Whole-column span arithmetic for the layout checks of untouched plain tensors: which spans meet another span
-or one of a few fixed ranges, worked out without building a tensor."""
+"""The spans of untouched plain tensors as whole columns, and the span arithmetic of the layout checks on them: which
+spans meet another span or one of a few fixed ranges, worked out without building a tensor."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from .model import Tensor, plain_spans
+from .model import Tensor
 from .tensor_table import TensorTable
+
+_data_of = attrgetter("_data")
+_components_of = attrgetter("_components")
+_first, _second = itemgetter(0), itemgetter(1)
+
+
+def plain_spans(tensors: Sequence[Tensor]) -> tuple[list[int], list[int]] | None:
+    """``(offsets, lengths)`` of the ``data`` components when every tensor is a :func:`~.model.dense_tensor` whose
+    component was never touched (so nothing can have changed it), else ``None``. A :class:`TensorTable` answers
+    from its columns."""
+    if isinstance(tensors, TensorTable):
+        spans = tensors.plain_spans()
+        return None if spans is None else (spans[0].tolist(), spans[1].tolist())
+    data = list(map(_data_of, tensors))
+    if None in data or list(map(_components_of, tensors)).count(None) != len(tensors):
+        return None
+    return list(map(_first, data)), list(map(_second, data))
 
 
 def span_columns(tensors: Sequence[Tensor]) -> tuple[np.ndarray, np.ndarray] | None:

@@ -24,7 +24,7 @@ from typing import Any, overload
 import numpy as np
 
 from .dtypes import dtype_info
-from .model import Tensor, deferred_component, dense_tensor
+from .model import Tensor, as_made, dense_tensor
 
 #: ``(shard name, source)`` of a multi-file set's shard; its tensors carry them as ``shard`` and ``source``.
 Shard = tuple[Any, Any]
@@ -352,30 +352,16 @@ class TensorTable(MutableSequence[Tensor]):
 
     def plain_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Absolute ``(offsets, lengths)`` of the ``data`` components as ``uint64`` arrays while every tensor is as
-        the columns list it (:meth:`_as_listed`), else ``None``."""
+        the columns list it (:func:`~.model.as_made`), else ``None``."""
         if self._list is not None:
             return None
-        if self._built and not all(map(self._as_listed, self._positions.values())):
+        built = map(self._made.__getitem__, self._positions.values())
+        if self._built and not all(map(as_made, built)):  # type: ignore[arg-type]  # each position holds a tensor
             return None
         if self._spans is None:
             self._spans = (np.asarray(self.offsets, dtype=np.uint64) + np.uint64(self.base),
                            np.asarray(self.lengths, dtype=np.uint64))
         return self._spans
-
-    def _as_listed(self, position: int) -> bool:
-        """Whether the tensor built at ``position`` still has the one ``data`` component its entry describes:
-        not built, or built and unchanged but for the other owners of its blob a reader noted (``shared_with``:
-        zTensor v2 weight tying does not move a blob)."""
-        tensor = self._made[position]
-        components = tensor._components if tensor is not None else None
-        if components is None:
-            return True
-        part = components.get("data")
-        if len(components) != 1 or part is None or tensor is None or tensor._data is None:
-            return False
-        listed = deferred_component(tensor._data)
-        listed.shared_with = part.shared_with
-        return part == listed
 
     # ---------------------------------------------------------------------------------- changing
 

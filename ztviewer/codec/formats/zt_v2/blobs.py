@@ -13,9 +13,9 @@ import numpy as np
 
 import ztviewer.codec.formats.zt_v2.rules as rules
 
-from ...model import MORE_OWNERS, Tensor, error, plain_spans
+from ...model import MORE_OWNERS, Tensor, error
 from ...plain_columns import U64_MAX
-from ...span_columns import in_file_order, meeting, span_columns
+from ...span_columns import in_file_order, meeting, plain_spans, span_columns
 from .container import ALIGNMENT, FOOTER_SIZE
 from .schema import ShardEntry
 
@@ -38,7 +38,7 @@ def part_refs(tensors: Iterable[Tensor]) -> list[tuple[Tensor, str, int, int, st
 
 def local_spans(tensors: Sequence[Tensor]) -> list[tuple[int, int]]:
     """``(offset, length)`` of every part stored in this file (not in a shard), from the columns of untouched
-    plain tensors (:func:`~ztviewer.codec.model.plain_spans`) without building them when possible."""
+    plain tensors (:func:`~ztviewer.codec.span_columns.plain_spans`) without building them when possible."""
     spans = plain_spans(tensors)
     if spans is not None:
         return list(zip(*spans))
@@ -77,7 +77,7 @@ def check_blobs(tensors: Sequence[Tensor], manifest: tuple[int, int] | None, fil
 
 def _plain_suspects(tensors: Sequence[Tensor], manifest: tuple[int, int] | None, file_size: int
                     ) -> list[int] | None:
-    """Positions (in order) of the untouched plain tensors (:func:`~ztviewer.codec.model.plain_spans`: local,
+    """Positions (in order) of the untouched plain tensors (:func:`~ztviewer.codec.span_columns.plain_spans`: local,
     one part each) whose blob is misaligned or out of bounds, or meets another tensor's blob or the manifest:
     worked out over whole columns. Every other blob is in place and alone, and the sweep over the suspects
     alone reports what the sweep over all reports (an isolated span neither overlaps, nor shares, nor moves the
