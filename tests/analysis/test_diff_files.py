@@ -236,6 +236,37 @@ def test_shape_change_and_damage_are_incomparable(tmp_path, checkpoint):
     assert pair.verdict is Verdict.INCOMPARABLE and "zstd" in pair.reason
 
 
+def test_each_tensor_is_checked_once(tmp_path, checkpoint, monkeypatch):
+    """Whether a pair is described alike, whether a side is damaged and what a pair weighs are asked once per
+    pair or tensor, whatever the verdict (identical, different, incomparable)."""
+    import ztviewer.analysis.diff.engine as engine
+    import ztviewer.analysis.diff.storage as storage
+    from ztviewer.codec.model import Tensor
+
+    path, tensors = checkpoint
+    save_file({**tensors, "w": tensors["w"] + 1, "b": tensors["b"].reshape(1, 17)}, str(tmp_path / "b.safetensors"),
+              metadata={"step": "100"})
+    calls: defaultdict[str, list[str]] = defaultdict(list)
+
+    def counted(name, function):
+        def call(a, *args, **kwargs):
+            calls[name].append(getattr(a, "name", None) or a.a.name)   # a tensor, or a pair of them
+            return function(a, *args, **kwargs)
+        return call
+
+    for name in ("same_description", "_weight"):
+        monkeypatch.setattr(engine, name, counted(name, getattr(engine, name)))
+    monkeypatch.setattr(storage, "same_description", engine.same_description)
+    has_errors = Tensor.has_errors
+    monkeypatch.setattr(Tensor, "has_errors", property(counted("has_errors", has_errors.fget)))
+    result = diff(path, tmp_path / "b.safetensors")
+    assert {p.name: p.verdict for p in result.pairs} == {
+        "w": Verdict.DIFFERENT, "b": Verdict.INCOMPARABLE, "steps": Verdict.IDENTICAL}
+    assert sorted(calls["same_description"]) == ["b", "steps", "w"]
+    assert sorted(calls["has_errors"]) == ["b", "b", "steps", "steps", "w", "w"]   # A's and B's
+    assert len(calls["_weight"]) == 3
+
+
 def test_progress_reaches_the_total_and_cancel_stops(tmp_path, checkpoint):
     path, tensors = checkpoint
     save_file({k: v + 1 for k, v in tensors.items()}, str(tmp_path / "b.safetensors"))

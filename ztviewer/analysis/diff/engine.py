@@ -45,9 +45,10 @@ def _first_error(tensor: Tensor) -> str:
     return problem.describe()
 
 
-def _incomparable_reason(a: Tensor, b: Tensor) -> str:
-    for label, t in (("A", a), ("B", b)):
-        if t.has_errors:
+def _incomparable_reason(a: Tensor, b: Tensor, damaged: tuple[bool, bool]) -> str:
+    """Why the pair cannot be compared element by element, or ``""`` (``damaged``: whether A, B has errors)."""
+    for label, t, bad in (("A", a, damaged[0]), ("B", b, damaged[1])):
+        if bad:
             return f"{label} is damaged: {_first_error(t)}"
     if tuple(a.shape) != tuple(b.shape):
         return f"shapes differ: {list(a.shape)} vs {list(b.shape)}"
@@ -96,15 +97,16 @@ def compare_pair(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, optio
     :attr:`Verdict.IDENTICAL` without decoding. Otherwise the contents are decoded and compared in chunks.
     """
     options = options or DiffOptions()
-    result = PairDiff(side(a), side(b), Verdict.INCOMPARABLE, renamed=renamed, changes=storage_changes(a, b),
+    alike, damaged = same_description(a, b), (a.has_errors, b.has_errors)   # each asked once per pair
+    result = PairDiff(side(a), side(b), Verdict.INCOMPARABLE, renamed=renamed, changes=storage_changes(a, b, alike),
                       attributes=attribute_changes(a.attributes, b.attributes))
     both_sides = None if progress is None else (lambda n: progress(2 * n))
     try:
-        if (not (a.has_errors or b.has_errors) and same_description(a, b)
+        if (alike and not any(damaged)
                 and same_stored_bytes(tf_a, a, tf_b, b, cancelled=cancelled, progress=both_sides)):
             result.verdict = Verdict.IDENTICAL
             return result
-        result.reason = _incomparable_reason(a, b)
+        result.reason = _incomparable_reason(a, b, damaged)
         if result.reason:
             return result
         result.stats = numeric_stats(tf_a, a, tf_b, b, options, progress, cancelled)
@@ -123,8 +125,9 @@ def iter_pair_diffs(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | N
     """One :class:`PairDiff` per pair or unpaired tensor: A's order, then tensors only in B."""
     options = options or DiffOptions()
     pairs = pair_tensors(tf_a, tf_b, find_renames=options.find_renames, cancelled=cancelled)
-    meter = _Meter(sum(_weight(p) for p in pairs if p.a is not None and p.b is not None), progress)
-    for pair in pairs:
+    weights = [_weight(p) if p.a is not None and p.b is not None else 0 for p in pairs]
+    meter = _Meter(sum(weights), progress)
+    for pair, weight in zip(pairs, weights, strict=True):
         if pair.a is None or pair.b is None:
             only = pair.a or pair.b
             assert only is not None
@@ -134,7 +137,7 @@ def iter_pair_diffs(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | N
         before = meter.done
         diff = compare_pair(tf_a, pair.a, tf_b, pair.b, options, renamed=pair.renamed, progress=meter.add,
                             cancelled=cancelled)
-        meter.add(max(0, before + _weight(pair) - meter.done))  # the rest of this pair's share (skipped or rounded)
+        meter.add(max(0, before + weight - meter.done))  # the rest of this pair's share (skipped or rounded)
         yield diff
 
 

@@ -32,11 +32,11 @@ def _joined(values: list[str]) -> str:
     return ", ".join(values) if values else "none"
 
 
-def storage_changes(a: Tensor, b: Tensor) -> list[str]:
+def storage_changes(a: Tensor, b: Tensor, alike: bool) -> list[str]:
     """What differs in how ``a`` and ``b`` are described and stored, one phrase each (``"dtype float32 →
-    bfloat16"``); empty when nothing does."""
-    if same_description(a, b) and all(_digest_kind(c) == _digest_kind(b.components[role])
-                                      for role, c in a.components.items()):
+    bfloat16"``); empty when nothing does. ``alike``: whether :func:`same_description` holds (the caller asks it
+    once for the whole comparison)."""
+    if alike and all(_digest_kind(c) == _digest_kind(b.components[role]) for role, c in a.components.items()):
         return []   # the common case, in one pass: nothing below could differ
     changes = []
     if a.dtype != b.dtype:
