@@ -103,3 +103,34 @@ def test_percentile_levels_are_numpys_lower_and_higher_percentiles():
                 low, high = lv.compute_levels(values, "percentile", percent, True)
                 m = float(np.percentile(np.abs(finite), 100 - percent, method="higher"))
                 assert (low, high) == (-m, m) or m == 0
+
+
+def test_percentile_levels_exact_on_data_that_fools_a_subsample():
+    """The tail shortcut (a threshold from every 16th value) stays exact where the subsample misleads it: values
+    sorted either way, ties at the threshold, constant data, outliers exactly on the subsampled positions."""
+    rng = np.random.default_rng(5)
+    n = 65_536
+    periodic = rng.standard_normal(n).astype(np.float32)
+    periodic[::16] = 0.0                       # the subsample sees only zeros
+    spikes = rng.standard_normal(n).astype(np.float32)
+    spikes[1::16] = 50.0                       # 4,096 spikes the subsample never sees
+    cases = {
+        "ascending": np.arange(n, dtype=np.float32),
+        "descending": np.arange(n, 0, -1).astype(np.float32),
+        "constant": np.full(n, 3.0, np.float32),
+        "ties": rng.integers(0, 4, n).astype(np.float32),
+        "periodic": periodic,
+        "spikes": spikes,
+        "few distinct in the tail": np.where(rng.random(n) < 0.002, 7.0, rng.random(n)).astype(np.float64),
+    }
+    for name, values in cases.items():
+        for percent in (0.01, 0.1, 1.0):
+            low, high = lv.compute_levels(values, "percentile", percent, False)
+            expected_levels = (float(np.percentile(values, percent, method="lower")),
+                               float(np.percentile(values, 100 - percent, method="higher")))
+            if name == "constant":
+                expected_levels = (2.5, 3.5)   # one value: widened by ±0.5
+            assert (low, high) == expected_levels, name
+            _, m = lv.compute_levels(values, "percentile", percent, True)
+            expected = float(np.percentile(np.abs(values), 100 - percent, method="higher"))
+            assert m == (expected if expected > 0 else 1.0), name

@@ -82,8 +82,41 @@ def _percentiles(values: np.ndarray, wanted: list[tuple[float, str]]) -> list[fl
     last = values.size - 1
     ranks = [int(math.floor(last * (q / 100)) if method == "lower" else math.ceil(last * (q / 100)))
              for q, method in wanted]
+    tails = [_tail_rank(values, k) for k in ranks]
+    if all(value is not None for value in tails):
+        return [float(value) for value in tails]   # type: ignore[arg-type]
     ordered = np.partition(values, ranks)
     return [float(ordered[k]) for k in ranks]
+
+
+#: values at most this many apart from an end are found among the values past a threshold (see :func:`_tail_rank`)
+_TAIL = 1 << 10
+_SUBSAMPLE = 16
+
+
+def _tail_rank(values: np.ndarray, k: int) -> float | None:
+    """``np.partition(values, k)[k]`` for a rank near either end, without partitioning every value: a threshold
+    taken from every 16th value keeps a few times the values between it and the end; when at least the
+    ``n - k`` (or ``k + 1``) wanted are among them, the rank is found in those alone (exact: they are the largest
+    (smallest) values, ties included). ``None`` when ``k`` is not near an end or the threshold kept too few."""
+    n = values.size
+    top = k >= n // 2
+    needed = n - k if top else k + 1
+    if n < 8 * _TAIL or needed > _TAIL:
+        return None
+    sub = values[::_SUBSAMPLE]
+    j = min(sub.size, needed // _SUBSAMPLE * 4 + 8)   # subsampled values past the threshold
+    if top:
+        threshold = np.partition(sub, sub.size - j)[sub.size - j]
+        kept = values[values >= threshold]
+        if kept.size < needed:
+            return None
+        return float(np.partition(kept, kept.size - needed)[kept.size - needed])
+    threshold = np.partition(sub, j - 1)[j - 1]
+    kept = values[values <= threshold]
+    if kept.size < needed:
+        return None
+    return float(np.partition(kept, needed - 1)[needed - 1])
 
 
 def log_magnitude(image: np.ndarray) -> np.ndarray:
