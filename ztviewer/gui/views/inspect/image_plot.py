@@ -142,6 +142,7 @@ class ImagePlot(pg.GraphicsLayoutWidget):
             self.bar.axis.setPen(pg.mkPen(fg))
             self.bar.axis.enableAutoSIPrefix(False)
             self.bar.axis.setTextPen(pg.mkPen(fg))
+            self.bar.axis.setStyle(maxTickLevel=0)  # labelled ticks only (minor ones: +0.5 ms a paint)
             self.bar.sigLevelsChangeFinished.connect(self._bar_dragged)
         else:
             for item in (self.base, self.detail):
