@@ -221,6 +221,10 @@ def test_grid_and_picks_equal_numpy_and_leave_nothing_resident(mapped_array, mon
     kib = _mapped_kib(array.ctypes.data)
     if kib is not None:
         assert kib <= 256, f"{kib} KiB of the map still resident"
+    flipped = array[1][::-1, ::-1]                       # rows run backwards in memory: so do the bands released
+    grid, picked = ReleasingPlane(flipped).grid_and_picks(slice(30, 850, 7), slice(5, 1300, 3), rows, cols)
+    np.testing.assert_array_equal(grid, values[1][::-1, ::-1][30:850:7, 5:1300:3])
+    np.testing.assert_array_equal(picked, values[1][::-1, ::-1][rows, cols])
 
 
 def _page_flags(array: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ztviewer.codec.mapped_pages import _bounds, map_of, release, require_unchanged
+from ztviewer.codec.mapped_pages import _bounds, map_of, release, release_addresses, require_unchanged
 
 from . import positional
 
@@ -96,15 +96,18 @@ class ReleasingPlane:
         first_rows = [rows.start + g * rows.step for g in starts] + [self.shape[0]]
         cuts = np.searchsorted(pick_rows, first_rows).tolist()
         pick = _element_picker(self.plane, pick_rows, pick_cols)
+        row_low, row_high = _bounds(self.plane[:1])   # every row is the first moved by a multiple of its stride
+        row_stride, in_map = self.plane.strides[0], map_of(self.plane) is not None
         for k, g in enumerate(starts):
             out[g:g + band] = grid[g:g + band]
             a, b = cuts[k], cuts[k + 1]
             if b > a:
                 picked[a:b] = pick(a, b)
-            release(self.plane[first_rows[k]:first_rows[k + 1]])
-        if cuts[0] > 0 or cuts[-1] < pick_rows.size:   # picks outside the grid's rows: read on their own
-            outside = np.r_[0:cuts[0], cuts[-1]:pick_rows.size]
-            picked[outside] = self.pick(pick_rows[outside], pick_cols[outside])
+            moves = (first_rows[k] * row_stride, (first_rows[k + 1] - 1) * row_stride)
+            if in_map:   # (on anonymous memory MADV_DONTNEED would discard the data)
+                release_addresses(row_low + min(moves), row_high + max(moves))
+        if cuts[0] > 0:   # picks on rows before the grid's first: read on their own
+            picked[:cuts[0]] = self.pick(pick_rows[:cuts[0]], pick_cols[:cuts[0]])
         return out, picked
 
     def pick(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -122,9 +125,10 @@ class ReleasingPlane:
             order = np.argsort(addresses, kind="stable")
             rows, cols, addresses = rows[order], cols[order], addresses[order]
         cuts = np.flatnonzero(np.diff((addresses - addresses[0]) // SPAN)) + 1
+        pick = _element_picker(self.plane, rows, cols)
         for start, stop in zip([0, *cuts.tolist()], [*cuts.tolist(), rows.size]):
             r, c = rows[start:stop], cols[start:stop]
-            out[start:stop] = self.plane[r, c]
+            out[start:stop] = pick(start, stop)
             release(self.plane[r.min():r.max() + 1, c.min():c.max() + 1])
         if order is not None:
             out[order] = out.copy()

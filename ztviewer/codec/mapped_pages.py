@@ -57,10 +57,15 @@ def release(view: np.ndarray) -> None:
     view of a file map: on anonymous memory ``MADV_DONTNEED`` would discard the data itself."""
     if _madvise is None or view.size == 0 or map_of(view) is None:
         return
-    low, high = _bounds(view)
-    start = -(-low // _PAGE) * _PAGE  # only pages entirely inside the view
+    release_addresses(*_bounds(view))
+
+
+def release_addresses(low: int, high: int) -> None:
+    """:func:`release` of the bytes at addresses ``[low, high)``, which the caller knows lie in a file map (a
+    pass releasing many parts of one view computes their addresses instead of asking numpy for each)."""
+    start = -(-low // _PAGE) * _PAGE  # only pages entirely inside the range
     stop = high // _PAGE * _PAGE
-    if stop > start:
+    if _madvise is not None and stop > start:
         _madvise(ctypes.c_void_p(start), ctypes.c_size_t(stop - start), _MADV_DONTNEED)
 
 
