@@ -265,3 +265,16 @@ def test_it_reads_no_page_that_is_not_in_the_page_cache(mapped_array, orientatio
         assert (quick is not None) is plain
     brought_in = np.flatnonzero(_page_flags(array) & ~before)
     assert not brought_in.size, f"{brought_in.size} pages read in, e.g. page {brought_in[0]}"
+
+
+def test_the_level_sample_index_of_a_shape_is_computed_once_and_cannot_be_changed():
+    """Every plane of one shape (the slices of an N-D tensor, a plane shown again) shares one index, read-only."""
+    from ztviewer.analysis.reduce import sample_index
+
+    first = sample_index((5000, 7000), 1 << 16, (0, 5000, 0, 7000), 13)
+    again = sample_index((5000, 7000), 1 << 16, (0, 5000, 0, 7000), 13)
+    assert first is not None and again is not None and first[0] is again[0] and first[1] is again[1]
+    with pytest.raises(ValueError):
+        first[0][0] = 1
+    other = sample_index((5000, 7000), 1 << 16, (0, 5000, 0, 7000), 7)
+    assert other is not None and not np.array_equal(other[0], first[0])

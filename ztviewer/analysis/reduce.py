@@ -12,6 +12,7 @@ holding both +Inf and -Inf is NaN, of a block with only +Inf (and finite values)
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -315,7 +316,14 @@ def level_sample(plane: np.ndarray, count: int = 1 << 16, *, region: Region | No
 def sample_index(shape: tuple[int, int], count: int, region: Region | None = None,
                  row_step: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
     """The element indices :func:`level_sample` reads, ``(rows, cols)`` (1-D, rows ascending and within a row the
-    columns ascending), or ``None`` when the region has at most ``count`` elements (all of them are read)."""
+    columns ascending, read-only), or ``None`` when the region has at most ``count`` elements (all of them are
+    read). The same for every plane of one shape: the slices of an N-D tensor, a plane shown again."""
+    return _sample_index(tuple(shape), count, None if region is None else tuple(region), row_step)
+
+
+@functools.lru_cache(maxsize=16)
+def _sample_index(shape: tuple[int, int], count: int, region: Region | None,
+                  row_step: int) -> tuple[np.ndarray, np.ndarray] | None:
     r0, r1, c0, c1 = check_region(shape, region)
     rows, cols = r1 - r0, c1 - c0
     if rows * cols <= count:
@@ -328,7 +336,10 @@ def sample_index(shape: tuple[int, int], count: int, region: Region | None = Non
     step = cols / per_row
     phase = (np.arange(n_rows, dtype=np.float64) * 0.618034 % 1.0)[:, None]     # golden-ratio offsets
     col_index = c0 + np.minimum(((np.arange(per_row)[None, :] + phase) * step).astype(np.int64), cols - 1)
-    return np.repeat(row_index, per_row), col_index.reshape(-1)
+    index = np.repeat(row_index, per_row), col_index.reshape(-1)
+    for array in index:
+        array.flags.writeable = False   # shared by every caller asking for this shape
+    return index
 
 
 def present_sample(values: np.ndarray, dtype: np.dtype, dtype_name: str | None = None,
