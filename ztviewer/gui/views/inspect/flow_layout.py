@@ -11,10 +11,12 @@ class FlowLayout(QLayout):
         super().__init__(parent)
         self._items: list = []
         self._spacing = spacing
+        self._heights: dict[int, int] = {}   # heightForWidth until the items change (as Qt's box layouts cache it)
         self.setContentsMargins(0, 0, 0, 0)
 
     def addItem(self, item) -> None:
         self._items.append(item)
+        self.invalidate()
 
     def addWidget(self, widget: QWidget) -> None:
         self.addChildWidget(widget)
@@ -30,7 +32,10 @@ class FlowLayout(QLayout):
         return self._items[index] if 0 <= index < len(self._items) else None
 
     def takeAt(self, index: int):
-        return self._items.pop(index) if 0 <= index < len(self._items) else None
+        if not 0 <= index < len(self._items):
+            return None
+        self.invalidate()
+        return self._items.pop(index)
 
     def expandingDirections(self):
         return Qt.Orientation(0)
@@ -39,7 +44,14 @@ class FlowLayout(QLayout):
         return True
 
     def heightForWidth(self, width: int) -> int:
-        return self._do_layout(QRect(0, 0, width, 0), test=True)
+        height = self._heights.get(width)
+        if height is None:
+            height = self._heights[width] = self._do_layout(QRect(0, 0, width, 0), test=True)
+        return height
+
+    def invalidate(self) -> None:
+        self._heights.clear()
+        super().invalidate()
 
     def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
