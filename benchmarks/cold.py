@@ -21,9 +21,9 @@ def resident_fraction(path: Path) -> float | None:
     if not size:
         return 0.0
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm, memoryview(mm) as view:
-        found = portable.resident_fraction(view, 0, size)
-    if found is not None:
-        return found
+        pages = portable.resident_pages(view, 0, size)
+    if pages is not None:
+        return float(pages[1].mean())
     tool = shutil.which("fincore")
     if tool:
         proc = subprocess.run([tool, "--bytes", "--noheadings", "--output", "RES", str(path)], check=False,
