@@ -105,15 +105,18 @@ def test_percentile_levels_are_numpys_lower_and_higher_percentiles():
                 assert (low, high) == (-m, m) or m == 0
 
 
-def test_percentile_levels_exact_on_data_that_fools_a_subsample():
+def test_percentile_levels_exact_on_data_that_fools_a_subsample(monkeypatch):
     """The tail shortcut (a threshold from every 16th value) stays exact where the subsample misleads it: values
-    sorted either way, ties at the threshold, constant data, outliers exactly on the subsampled positions."""
+    sorted either way, ties at the threshold, constant data, outliers beside the subsampled positions, and
+    extremes exactly on them (the threshold then keeps too few values: the whole sample is partitioned)."""
     rng = np.random.default_rng(5)
     n = 65_536
     periodic = rng.standard_normal(n).astype(np.float32)
     periodic[::16] = 0.0                       # the subsample sees only zeros
     spikes = rng.standard_normal(n).astype(np.float32)
     spikes[1::16] = 50.0                       # 4,096 spikes the subsample never sees
+    on_subsample = rng.standard_normal(n)
+    on_subsample[::16] = 1e3 + np.arange(n // 16)   # every subsampled value an extreme: the shortcut gives up
     cases = {
         "ascending": np.arange(n, dtype=np.float32),
         "descending": np.arange(n, 0, -1).astype(np.float32),
@@ -121,8 +124,14 @@ def test_percentile_levels_exact_on_data_that_fools_a_subsample():
         "ties": rng.integers(0, 4, n).astype(np.float32),
         "periodic": periodic,
         "spikes": spikes,
+        "extremes on the subsample, top": on_subsample,
+        "extremes on the subsample, bottom": -on_subsample,
         "few distinct in the tail": np.where(rng.random(n) < 0.002, 7.0, rng.random(n)).astype(np.float64),
     }
+    gave_up = []
+    real = lv._tail_rank
+    monkeypatch.setattr(lv, "_tail_rank", lambda values, k: gave_up.append(k) if real(values, k) is None
+                        else real(values, k))
     for name, values in cases.items():
         for percent in (0.01, 0.1, 1.0):
             low, high = lv.compute_levels(values, "percentile", percent, False)
@@ -134,3 +143,4 @@ def test_percentile_levels_exact_on_data_that_fools_a_subsample():
             _, m = lv.compute_levels(values, "percentile", percent, True)
             expected = float(np.percentile(np.abs(values), 100 - percent, method="higher"))
             assert m == (expected if expected > 0 else 1.0), name
+    assert gave_up   # the fallback ran too

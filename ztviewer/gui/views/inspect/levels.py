@@ -76,17 +76,18 @@ def compute_levels(image: np.ndarray, mode: str, percent: float, centred: bool) 
 
 
 def _percentiles(values: np.ndarray, wanted: list[tuple[float, str]]) -> list[float]:
-    """``np.percentile(values, q, method=m)`` for each ``(q, m)`` with ``m`` ``"lower"`` or ``"higher"``, from one
-    partial sort (numpy sorts again per call, and partitions NaN to the end first: these values are finite).
-    The ranks are numpy's: ``floor`` or ``ceil`` of ``(n - 1) * q / 100``."""
+    """``np.percentile(values, q, method=m)`` for each ``(q, m)`` with ``m`` ``"lower"`` or ``"higher"``: ranks near
+    an end from the values past a threshold (:func:`_tail_rank`), else from one partial sort of all of them
+    (numpy sorts again per call, and partitions NaN to the end first: these values are finite). The ranks are
+    numpy's: ``floor`` or ``ceil`` of ``(n - 1) * q / 100``; a zero level is +0 (never shown as "-0")."""
     last = values.size - 1
     ranks = [int(math.floor(last * (q / 100)) if method == "lower" else math.ceil(last * (q / 100)))
              for q, method in wanted]
     tails = [_tail_rank(values, k) for k in ranks]
     if all(value is not None for value in tails):
-        return [float(value) for value in tails]   # type: ignore[arg-type]
+        return [float(value) + 0.0 for value in tails]   # type: ignore[arg-type]
     ordered = np.partition(values, ranks)
-    return [float(ordered[k]) for k in ranks]
+    return [float(ordered[k]) + 0.0 for k in ranks]
 
 
 #: values at most this many apart from an end are found among the values past a threshold (see :func:`_tail_rank`)
