@@ -14,7 +14,7 @@ from ztviewer.analysis.reduce import preview_grid
 from ztviewer.analysis.slicing import plane
 from ztviewer.codec import portable
 from ztviewer.codec.errors import SourceChanged
-from ztviewer.codec.mapped_pages import map_of
+from ztviewer.codec.mapped_pages import _bounds, map_of
 from ztviewer.codec.source import Source
 
 SHAPE = (2, 900, 1300)
@@ -222,9 +222,16 @@ def test_grid_and_picks_equal_numpy_and_leave_nothing_resident(mapped_array, mon
     if kib is not None:
         assert kib <= 256, f"{kib} KiB of the map still resident"
     flipped = array[1][::-1, ::-1]                       # rows run backwards in memory: so do the bands released
+    released: list[tuple[int, int]] = []
+    monkeypatch.setattr(mapped, "release_addresses", lambda low, high: released.append((low, high)))
     grid, picked = ReleasingPlane(flipped).grid_and_picks(slice(30, 850, 7), slice(5, 1300, 3), rows, cols)
     np.testing.assert_array_equal(grid, values[1][::-1, ::-1][30:850:7, 5:1300:3])
     np.testing.assert_array_equal(picked, values[1][::-1, ::-1][rows, cols])
+    plane_low, plane_high = _bounds(flipped)
+    assert released and all(plane_low <= low < high <= plane_high for low, high in released)
+    for row in range(30, 900):                           # every row from the grid's first on: inside a released band
+        low, high = _bounds(flipped[row])
+        assert any(a <= low and high <= b for a, b in released), row
 
 
 def _page_flags(array: np.ndarray) -> np.ndarray:

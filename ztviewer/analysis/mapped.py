@@ -84,7 +84,8 @@ class ReleasingPlane:
         rows spanning at most :data:`SPAN` bytes, each band's pages given back once both are copied from it: the
         picks cost no page faults of their own. For rows in the page cache (nothing is read with positional reads);
         ``None`` unless the plane's rows are its slow axis (the caller then reads the two apart)."""
-        if abs(self.plane.strides[0]) < abs(self.plane.strides[1]) or not rows.step or rows.step < 1:
+        if abs(self.plane.strides[0]) < abs(self.plane.strides[1]) or not rows.step or rows.step < 1 \
+                or rows.start is None or rows.start < 0:
             return None
         self.release()
         require_unchanged(self.plane)
@@ -111,9 +112,10 @@ class ReleasingPlane:
         return out, picked
 
     def pick(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """``plane[rows, cols]`` for 1-D index arrays of scattered elements (a level sample), read in groups whose
-        addresses lie within :data:`SPAN` bytes, each group's pages given back before the next: the kernel may map
-        whole large pages around every element, so reading them all at once could make much of the file resident."""
+        """``plane[rows, cols]`` for 1-D index arrays of scattered elements (a level sample; indices in range, never
+        wrapped: a contiguous plane reads them as offsets), in groups whose addresses lie within :data:`SPAN` bytes,
+        each group's pages given back before the next: the kernel may map whole large pages around every element,
+        so reading them all at once could make much of the file resident."""
         self.release()
         require_unchanged(self.plane)
         out = np.empty(rows.shape, self.dtype)

@@ -321,7 +321,7 @@ def sample_index(shape: tuple[int, int], count: int, region: Region | None = Non
     return _sample_index(tuple(shape), count, None if region is None else tuple(region), row_step)
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)   # each about 1 MiB
 def _sample_index(shape: tuple[int, int], count: int, region: Region | None,
                   row_step: int) -> tuple[np.ndarray, np.ndarray] | None:
     r0, r1, c0, c1 = check_region(shape, region)
