@@ -32,6 +32,7 @@ def test_height_per_width_is_laid_out_once_and_again_when_a_widget_changes(qtbot
     assert layout.heightForWidth(narrow) == one_line and calls == [True]
     for button in buttons[1:]:
         button.show()
+    assert layout.heightForWidth(narrow) == wrapped   # shown again: wraps again
     wide = sum(b.sizeHint().width() for b in buttons) + 40
     assert layout.heightForWidth(wide) == one_line
     buttons[0].setText("a much longer label " * 4)   # one widget grows: laid out afresh, now on two lines

@@ -11,7 +11,7 @@ class FlowLayout(QLayout):
         super().__init__(parent)
         self._items: list = []
         self._spacing = spacing
-        self._heights: dict[int, int] = {}   # heightForWidth until the items change (as Qt's box layouts cache it)
+        self._height: tuple[int, int] | None = None   # (width, its height) until the items change, as in QBoxLayout
         self.setContentsMargins(0, 0, 0, 0)
 
     def addItem(self, item) -> None:
@@ -44,13 +44,12 @@ class FlowLayout(QLayout):
         return True
 
     def heightForWidth(self, width: int) -> int:
-        height = self._heights.get(width)
-        if height is None:
-            height = self._heights[width] = self._do_layout(QRect(0, 0, width, 0), test=True)
-        return height
+        if self._height is None or self._height[0] != width:
+            self._height = width, self._do_layout(QRect(0, 0, width, 0), test=True)
+        return self._height[1]
 
     def invalidate(self) -> None:
-        self._heights.clear()
+        self._height = None
         super().invalidate()
 
     def setGeometry(self, rect: QRect) -> None:
