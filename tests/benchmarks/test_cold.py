@@ -12,8 +12,11 @@ def test_a_written_file_is_resident_and_make_cold_drops_it(tmp_path):
         pytest.skip(reason)
     path = tmp_path / "data.bin"
     path.write_bytes(os.urandom(4 << 20))
-    assert path.read_bytes()[:1] is not None
+    path.read_bytes()
     warm = resident_fraction(path)
     assert warm is not None and warm > 0.9
-    left = make_cold(path)
+    try:
+        left = make_cold(path)
+    except RuntimeError:   # a file system whose pages cannot be dropped (tmpfs): what the cold rows refuse too
+        pytest.skip(f"{tmp_path} cannot be made cold")
     assert left <= 0.02 and resident_fraction(path) == left

@@ -64,8 +64,8 @@ def check_layout(tf: TensorFile, file_size: int, *, alignment: int | None = None
 
 def _plain_suspects(tensors: Sequence[Tensor], regions: list[Region], file_size: int, alignment: int | None
                     ) -> list[int] | None:
-    """Positions (in order) of the untouched plain tensors (:func:`plain_spans`) whose component runs past the
-    file, is misaligned, or meets another component or a container region: worked out over whole columns.
+    """Positions (in order) of the untouched plain tensors (:func:`~.span_columns.plain_spans`) whose component runs
+    past the file, is misaligned, or meets another component or a container region: worked out over whole columns.
     Every other component is sound and alone, and checking the suspects alone reports what checking all
     reports (an isolated span neither overlaps nor moves the reach of the spans after it in the sweep).
     ``None``: the tensors are not plain (or a region is odd), the general pass looks at them all."""
