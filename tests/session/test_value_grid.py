@@ -106,3 +106,9 @@ def test_coo_entries_with_bfloat16_values():
     coo = SparseCOO((2, 2, 2), np.array([[0, 1], [1, 0], [1, 1]], np.int64),
                     np.array([0x3F80, 0xC000], np.uint16), "bfloat16")
     assert SparseEntries(coo).texts(0, 2, 0, 4) == [["0", "1", "1", "1"], ["1", "0", "1", "-2"]]
+
+
+def test_title_names_size_type_and_of_an_nd_plane_the_axes_and_fixed_indices():
+    assert PlaneCells(np.zeros((3, 1200), np.float32), "float32").title() == "3 × 1,200  ·  float32"
+    nd = PlaneCells(np.zeros((4, 5), np.int8), "int8", (2, 0), {1: 7, 3: 2}, 4)
+    assert nd.title() == "4 × 5  ·  int8  ·  axes 2 × 0, axis 1 = 7, axis 3 = 2"

@@ -70,6 +70,14 @@ class Rendered:
     def method(self) -> str:
         return self.image.method
 
+    @property
+    def level_values(self) -> np.ndarray:
+        """Values the automatic colour levels come from: the strided sample of the plane's elements (a reduced
+        image's block extremes would let one outlier column set the scale), or the exact image."""
+        if self.image.exact or self.sample is None:
+            return self.image.data
+        return self.sample
+
 
 LEVEL_SAMPLE = 1 << 16
 

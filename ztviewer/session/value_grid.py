@@ -160,6 +160,13 @@ class PlaneCells:
     def col_label(self, col: int) -> str:
         return str(col)
 
+    def title(self) -> str:
+        """What the grid shows: size, element type, and of an N-D tensor the axes shown and the fixed indices."""
+        where = f"axes {self.axes[0]} × {self.axes[1]}" if self.ndim > 2 else ""
+        if self.fixed:
+            where += ", " + ", ".join(f"axis {a} = {i}" for a, i in sorted(self.fixed.items()))
+        return "  ·  ".join(p for p in (f"{self.rows:,} × {self.cols:,}", self.dtype_name, where) if p)
+
     def index_of(self, row: int, col: int) -> tuple[int, ...]:
         """The full tensor index of cell ``(row, col)`` (a 0-D / 1-D tensor is one row)."""
         if self.ndim < 2:

@@ -289,7 +289,7 @@ class PairView(QWidget):
             return
         _, (row, col) = plane_position(self.session.plane, focus)
         # a plane still being computed resets the view when its first image arrives: centre again then
-        self._pending_focus = (row, col) if self.heatmaps["A"].image_jobs.base_slot.busy else None
+        self._pending_focus = (row, col) if self.heatmaps["A"].image_jobs.computing_base else None
         self._centre(row, col)
         outline = ([col - 0.5, col + 0.5, col + 0.5, col - 0.5, col - 0.5],
                    [row - 0.5, row - 0.5, row + 0.5, row + 0.5, row - 0.5])

@@ -29,7 +29,7 @@ from ztviewer.session.value_grid import PlaneCells
 from .axes_panel import AxisSelector
 from .controls import DisplayControls
 from .export import ExportButton, Plane, SliceSource, tensor_export_job
-from .image_jobs import ImageJobs, describe
+from .image_jobs import ImageJobs, describe, pixel_text
 from .image_plot import ImagePlot
 from .levels import CYCLIC, compute_levels, default_colormap, is_diverging, is_signed, log_magnitude
 from .line_control import LineController
@@ -234,16 +234,11 @@ class HeatmapView(QWidget):
         if data is None or plane is None:
             self.values.set_source(None)
             return
-        axes, fixed = self.axes.axes(), self.axes.fixed()
-        cells = PlaneCells(plane, data.dtype_name, axes, fixed, len(data.shape))
-        where = f"axes {axes[0]} × {axes[1]}" if len(data.shape) > 2 else ""
-        if fixed:
-            where += ", " + ", ".join(f"axis {a} = {i}" for a, i in sorted(fixed.items()))
-        self.values.set_source(cells, "  ·  ".join(p for p in (f"{cells.rows:,} × {cells.cols:,}",
-                                                               data.dtype_name, where) if p))
+        cells = PlaneCells(plane, data.dtype_name, self.axes.axes(), self.axes.fixed(), len(data.shape))
+        self.values.set_source(cells, cells.title())
 
     def show_message_keep(self, text: str) -> None:
-        self.image_jobs.base_slot.cancel()
+        self.image_jobs.cancel_base()
         self.note.setText(text)
         self.stack.setCurrentWidget(self.note)
 
@@ -306,7 +301,7 @@ class HeatmapView(QWidget):
         else:
             shared = self.shared_levels() if self.shared_levels is not None else None
             levels = shared if shared is not None else compute_levels(
-                self._shown(self._level_source(self.base)), mode, self.controls.percent.value(), self.levels_centred())
+                self._shown(self.base.level_values), mode, self.controls.percent.value(), self.levels_centred())
         self.image.set_levels(*levels)
         self.controls.show_levels(*self.image.levels())
 
@@ -320,7 +315,7 @@ class HeatmapView(QWidget):
 
     def level_values(self) -> np.ndarray | None:
         """The displayed values the automatic levels come from (a sample), ``None`` before the first image."""
-        return None if self.base is None else self._shown(self._level_source(self.base))
+        return None if self.base is None else self._shown(self.base.level_values)
 
     def use_colormap(self, name: str | None) -> None:
         """Show ``name`` (a linked view chose it; ``None``: this view's own choice) unless the user chose one."""
@@ -331,14 +326,6 @@ class HeatmapView(QWidget):
         elif name != self.image.colormap_name:
             self.controls.set_colormap_quietly(name)
             self.image.set_colormap(name)
-
-    @staticmethod
-    def _level_source(base: Rendered) -> np.ndarray:
-        """Values the automatic levels are computed from: a strided sample of the plane's elements (a reduced
-        image's block extremes would let one outlier column set the scale), or the exact image."""
-        if base.image.exact or base.sample is None:
-            return base.image.data
-        return base.sample
 
     def _levels_dragged(self, low: float, high: float) -> None:
         self.controls.set_manual(low, high)
@@ -388,19 +375,8 @@ class HeatmapView(QWidget):
             self.readout.setText(f"[{', '.join(str(i) for i in index)}]: {exc}")
             return
         text = f"[{', '.join(str(i) for i in index)}] = {value}"
-        pixel = self._pixel_text(row, col)
+        pixel = pixel_text((self.detail, self.base), row, col)
         self.readout.setText(text + (f"    pixel: {pixel}" if pixel else ""))
-
-    def _pixel_text(self, row: int, col: int) -> str:
-        for rendered in (self.detail, self.base):
-            if rendered is None or rendered.image.exact or rendered.image.method == "strided":
-                continue
-            image = rendered.image
-            i = int(np.searchsorted(image.row_edges, row, side="right")) - 1
-            j = int(np.searchsorted(image.col_edges, col, side="right")) - 1
-            if 0 <= i < image.data.shape[0] and 0 <= j < image.data.shape[1]:
-                return f"{image.method} = {image.data[i, j]:.6g}"
-        return ""
 
     def _busy_changed(self, _busy: bool) -> None:
         self.progress.set_busy(self.image_jobs.busy or self.lines.slot.busy)

@@ -42,6 +42,20 @@ def describe(rendered: Rendered) -> str:
     return f"{h} × {w} pixels, each the {label} of ≤{bh} × {bw} elements"
 
 
+def pixel_text(images: tuple[Rendered | None, ...], row: int, col: int) -> str:
+    """What the first reduced image of ``images`` shows at plane element ``(row, col)`` (``"peak = 0.5"``), or
+    ``""`` when none of them is a reduction (exact values and previews show the element itself)."""
+    for rendered in images:
+        if rendered is None or rendered.image.exact or rendered.image.method == "strided":
+            continue
+        image = rendered.image
+        i = int(np.searchsorted(image.row_edges, row, side="right")) - 1
+        j = int(np.searchsorted(image.col_edges, col, side="right")) - 1
+        if 0 <= i < image.data.shape[0] and 0 <= j < image.data.shape[1]:
+            return f"{image.method} = {image.data[i, j]:.6g}"
+    return ""
+
+
 class ImageHost(Protocol):
     """What :class:`ImageJobs` uses of its :class:`~.heatmap.HeatmapView` (which imports this module)."""
 
@@ -82,6 +96,14 @@ class ImageJobs:
     @property
     def busy(self) -> bool:
         return self.base_slot.busy or self.detail_slot.busy
+
+    @property
+    def computing_base(self) -> bool:
+        """Whether the whole-plane image is still on its way (its arrival resets the view)."""
+        return self.base_slot.busy
+
+    def cancel_base(self) -> None:
+        self.base_slot.cancel()
 
     def reset(self) -> None:
         """A new plane: the zoomed detail is stale and so is a plot set-up still waiting for its first image."""
