@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ztviewer.codec.errors import EditRefused
-from ztviewer.codec.writers.cbor import IndefiniteMap, dumps
+from ztviewer.codec.writers.cbor import Encoded, IndefiniteMap, dumps, dumps_plain
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -60,3 +60,30 @@ json_like = st.recursive(
 @given(json_like)
 def test_round_trips_through_cbor2(value):
     assert cbor2.loads(dumps(value)) == value
+
+
+plain = st.recursive(
+    st.integers(0, 2**64 - 1) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=30), children, max_size=4),
+    max_leaves=20)
+
+
+@given(plain)
+def test_plain_values_encode_as_dumps_does(value):
+    assert dumps_plain(value) == dumps(value)
+
+
+def test_plain_edges_encode_as_dumps_does():
+    for value in (23, 24, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1, "x" * 23, "x" * 24, "é" * 12,
+                  {"tensors": {"a": {"shape": [1, 2**40], "components": {"data": {"offset": 64, "length": 4}}}}}):
+        assert dumps_plain(value) == dumps(value)
+
+
+def test_plain_text_that_is_no_unicode_is_refused_with_its_place():
+    with pytest.raises(EditRefused, match=r"manifest\.tensors: text .* not valid Unicode"):
+        dumps_plain({"a\ud800": {"dtype": "float32"}}, "manifest.tensors")
+
+
+def test_an_encoded_part_is_written_as_it_is():
+    part = dumps_plain({"b": [1, 2]})
+    assert dumps({"a": Encoded(part), "c": 1.5}) == dumps({"a": {"b": [1, 2]}, "c": 1.5})

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ... import __version__
+from .cbor import U64_MAX, Encoded, dumps_plain
 from .plan import PlannedTensor
 from .zt_common import ZtWriter, manifest_attributes, sorted_map
 
@@ -30,12 +31,14 @@ class ZtV10Writer(ZtWriter):
     magic = b"ZTEN1000"
 
     def manifest(self) -> dict[str, Any]:
-        tensors = {t.name: self._tensor(t) for t in self.plan.tensors}
+        tensors: Any = sorted_map({t.name: self._tensor(t) for t in self.plan.tensors})
+        if all(map(_plain, self.plan.tensors)):
+            tensors = Encoded(dumps_plain(tensors, "manifest.tensors"))
         root: dict[str, Any] = {
             "version": "1.0",
             "generator": GENERATOR,
             "attributes": sorted_map(self.plan.attributes),
-            "tensors": sorted_map(tensors),
+            "tensors": tensors,
         }
         for key, value in self.plan.unknown_root.items():
             root.setdefault(key, value)
@@ -61,3 +64,10 @@ class ZtV10Writer(ZtWriter):
         for key, value in t.unknown_keys.items():
             entry.setdefault(key, value)
         return entry
+
+
+def _plain(t: PlannedTensor) -> bool:
+    """Whether the tensor's manifest entry holds only text, lists and maps, and integers in [0, 2**64) (what
+    :func:`dumps_plain` may encode): no attributes or unknown keys (any CBOR value), no oversized dimension."""
+    return not (t.attributes or t.ranks is not None or t.unknown_keys) and \
+        all(type(d) is int and 0 <= d <= U64_MAX for d in t.shape)
