@@ -17,6 +17,7 @@ from .accumulate import DiffAccumulator
 from .attributes import attribute_changes
 from .model import DiffOptions, DiffStats, FileDiff, PairDiff, Verdict
 from .pairing import TensorPair, pair_tensors
+from .plain_bytes import PlainBytes
 from .storage import same_description, same_stored_bytes, side, storage_changes
 from .values import DECODABLE, paired_pieces
 
@@ -127,7 +128,12 @@ def iter_pair_diffs(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | N
     pairs = pair_tensors(tf_a, tf_b, find_renames=options.find_renames, cancelled=cancelled)
     weights = [_weight(p) if p.a is not None and p.b is not None else 0 for p in pairs]
     meter = _Meter(sum(weights), progress)
-    for pair, weight in zip(pairs, weights, strict=True):
+    plain = PlainBytes(tf_a, tf_b, pairs, cancelled)
+    for position, (pair, weight) in enumerate(zip(pairs, weights, strict=True)):
+        if plain.identical(position):   # what compare_pair finds for such a pair, without reading it again
+            meter.add(weight)
+            yield PairDiff(side(pair.a), side(pair.b), Verdict.IDENTICAL, renamed=pair.renamed)  # type: ignore[arg-type]
+            continue
         if pair.a is None or pair.b is None:
             only = pair.a or pair.b
             assert only is not None
