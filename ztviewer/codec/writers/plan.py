@@ -21,6 +21,9 @@ from .blobs import KEEP, BlobData, FileBlob, MemoryBlob, WidenedBlob
 from .document import DocComponent, DocTensor, EditableDocument
 
 SPARSE = ("sparse_csr", "sparse_coo")
+KNOWN_LAYOUTS = SPARSE + ("dense", "tensor_train")
+#: the zTensor variant a target writes, where it keeps the unknown keys of a file of that variant
+SAME_FAMILY = {"zt-v1.0": "v1.0", "zt-objects": "v1.x-objects"}
 #: Where a component goes in the output: (offset in the source, …, role) compared item by item.
 SortKey = tuple[int | str, ...]
 #: component encodings a zTensor v2 file keeps when it is saved as v2 again
@@ -117,7 +120,7 @@ def build_plan(doc: EditableDocument) -> FilePlan:
 
 def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTensor:
     tf, o, t = doc.original, dt.original, doc.target
-    errors = [p for p in o.problems if p.is_error and not _replaced_digest(p, dt)]
+    errors = [p for p in o.problems if p.is_error and not _replaced_digest(p, dt)] if o.has_errors else None
     if errors:
         first = errors[0]
         where = f" ({first.where()})" if first.component is not None or first.offset is not None else ""
@@ -125,35 +128,40 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
                       f"again", dt.name)
     layout = o.layout
     ranks = _ranks(o, dt) if layout == "tensor_train" else None
-    attributes = {k: v for k, v in dt.attributes.items() if not (layout == "tensor_train" and k == "ranks")}
+    attributes = {k: v for k, v in dt.attributes.items() if not (layout == "tensor_train" and k == "ranks")} \
+        if dt.attributes else {}
     if attributes:
         try:
             for name, value in attributes.items():
                 rules.check_tensor_attribute(t, dt.name, name, value, layout)
         except EditRefused as exc:
             raise _refuse(exc.message, dt.name) from None
-    base = min((c.offset for c in o.components.values()), default=0)
-    key = (base, 1, index, 0)
+    dtype = logical(o)
     route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
         t.key, layout, bool(o.extra_value("packed")), tf.format == "zt-v2")
-    if route == "densify":
-        comps = {"data": _component(t, dt, "data", logical(o), _dense_blob(tf, o), key, _first(dt))}
+    if route == "copy":
+        comps = _file_components(tf, t, dt, index, layout, dtype)
+    elif route == "densify":
+        comps = {"data": _component(t, dt, "data", dtype, _dense_blob(tf, o), _blob_key(o, index), _first(dt))}
         layout, ranks = "dense", None
-    elif route == "copy":
-        comps = _file_components(tf, t, dt, index, layout)
     elif route == "unpack":
-        comps = _unpack_crate(tf, t, dt, key)
+        comps = _unpack_crate(tf, t, dt, _blob_key(o, index))
     else:
         raise _layout_refusal(t, dt, layout)
     _check_layout(t, dt, layout, comps, tf.format == "zt-v2")
     if t.key == "zt-v2" and layout in SPARSE and tf.variant != "v2":
         _check_v2_sparse(tf, dt)
-    known = layout in SPARSE + ("dense", "tensor_train")
+    known = layout in KNOWN_LAYOUTS
     spelling = layout if (known and t.key != "zt-v0.1") or layout != o.layout else (o.layout_spelling or layout)
-    same_family = tf.format == "zt" and {"zt-v1.0": "v1.0", "zt-objects": "v1.x-objects"}.get(t.key) == tf.variant
+    same_family = tf.format == "zt" and SAME_FAMILY.get(t.key) == tf.variant
     unknown = {k: v for k, v in (o.extra_value("unknown_keys") or {}).items() if k != "attributes"} \
         if same_family else {}
-    return PlannedTensor(dt.name, logical(o), tuple(o.shape), layout, spelling, comps, attributes, unknown, ranks)
+    return PlannedTensor(dt.name, dtype, tuple(o.shape), layout, spelling, comps, attributes, unknown, ranks)
+
+
+def _blob_key(o: Tensor, index: int) -> SortKey:
+    """Where the one blob made for a tensor (densified, unpacked) goes: where its first component was."""
+    return (min((c.offset for c in o.components.values()), default=0), 1, index, 0)
 
 
 def _replaced_digest(problem: Problem, dt: DocTensor) -> bool:
@@ -279,25 +287,26 @@ def _algorithm(digest: str | None) -> str | None:
     return algorithm if algorithm in ("crc32c", "sha256") else None
 
 
-def _component_dtype(o: Tensor, c: Component, layout: str) -> str | None:
+def _component_dtype(o: Tensor, c: Component, layout: str, elements: str) -> str | None:
+    """The component's logical dtype; ``elements`` is the tensor's (:func:`logical`)."""
     if layout in SPARSE:
-        return "uint64" if c.role in ("indices", "indptr", "coords") else logical(o)
+        return "uint64" if c.role in ("indices", "indptr", "coords") else elements
     if layout in ("dense", "tensor_train"):
-        return logical(o)
+        return elements
     type_name = (c.extra or {}).get("type")
     if type_name is not None:
         return ZT_LOGICAL_TYPES[type_name][0] if type_name in ZT_LOGICAL_TYPES else None
     return c.dtype or (c.extra or {}).get("dtype") or o.dtype
 
 
-def _file_components(tf: TensorFile, t: rules.Target, dt: DocTensor, index: int,
-                     layout: str) -> dict[str, PlannedComponent]:
+def _file_components(tf: TensorFile, t: rules.Target, dt: DocTensor, index: int, layout: str,
+                     elements: str) -> dict[str, PlannedComponent]:
     o = dt.original
     out = {}
     for role, c in o.components.items():
         key = (c.offset, int(c.length > 0), index, ROLE_ORDER.get(role, 3), _core_index(role), role)
         data: BlobData = FileBlob(tf, o, c)
-        dtype = _component_dtype(o, c, layout)
+        dtype = _component_dtype(o, c, layout, elements)
         if dtype == "uint64" and c.dtype not in (None, "uint64") and t.key != "zt-v2":
             data = WidenedBlob(data, c.dtype, dtype)  # v2 u32 sparse indices into a format with u64 only
         out[role] = _component(t, dt, role, dtype, data, key, dt.components.get(role))
