@@ -77,11 +77,12 @@ class FilePlan:
         return sorted(pairs, key=lambda pair: pair[1].sort_key)
 
     def work(self) -> int:
-        """Bytes to read from the sources (the progress total)."""
+        """Bytes to read from the sources (the progress total; a sum, so in manifest order, not sorted)."""
         total = 0
-        for _, c in self.blobs():
-            stored = c.data.stored()
-            total += stored.length if stored is not None else (c.data.decoded_length() or 0)
+        for t in self.tensors:
+            for c in t.components.values():
+                stored = c.data.stored()
+                total += stored.length if stored is not None else (c.data.decoded_length() or 0)
         return total
 
 

@@ -42,7 +42,8 @@ class ZtWriter(PhasedWriter):
         self._advance(Phase.BLOBS)
 
     def add_component(self, tensor: PlannedTensor, component: PlannedComponent) -> Written:
-        self._expect(f"add component {tensor.name}.{component.role}", Phase.BLOBS)
+        if self.phase is not Phase.BLOBS:  # the refusal names the component: spelled out only then
+            self._expect(f"add component {tensor.name}.{component.role}", Phase.BLOBS)
         self.prepare(component)
         self.out.pad_to(ALIGNMENT)
         written = write_component(self.out, component.data, encoding=component.encoding, level=component.level,

@@ -46,9 +46,8 @@ class ZtV10Writer(ZtWriter):
 
     def _tensor(self, t: PlannedTensor) -> dict[str, Any]:
         entry: dict[str, Any] = {"dtype": t.dtype, "shape": list(t.shape), "format": t.spelling}
-        attributes = manifest_attributes(t)
-        if attributes:
-            entry["attributes"] = sorted_map(attributes)
+        if t.attributes or t.ranks is not None:
+            entry["attributes"] = sorted_map(manifest_attributes(t))
         components = {}
         for role, c in t.components.items():
             w = self.result(t, role)
@@ -60,7 +59,7 @@ class ZtV10Writer(ZtWriter):
             if t.layout not in _STANDARD and c.dtype is not None and c.dtype != t.dtype:
                 comp["dtype"] = c.dtype
             components[role] = comp
-        entry["components"] = sorted_map(components)
+        entry["components"] = sorted_map(components) if len(components) > 1 else components
         for key, value in t.unknown_keys.items():
             entry.setdefault(key, value)
         return entry
