@@ -44,10 +44,6 @@ class DocComponent:
     digest: str | None = KEEP
     reencode: bool = False
 
-    @classmethod
-    def of(cls, component: Component) -> DocComponent:
-        return cls(component.role, component, component.encoding)
-
     @property
     def modified(self) -> bool:
         return (self.encoding != self.original.encoding or self.reencode
@@ -71,7 +67,7 @@ class DocTensor:
     @classmethod
     def of(cls, tensor: Tensor) -> DocTensor:
         return cls(tensor, tensor.name, copy_value(stored_attributes(tensor)),
-                   {role: DocComponent.of(c) for role, c in tensor.components.items()})
+                   {role: DocComponent(c.role, c, c.encoding) for role, c in tensor.components.items()})
 
     def clone(self) -> DocTensor:
         return replace(self, attributes=copy_value(self.attributes),
@@ -160,7 +156,7 @@ def copy_value(value: Any) -> Any:
     level by level (manifest nesting is bounded), everything else is immutable and shared (strings, numbers,
     bytes, tuples, ``cbor2.frozendict`` map keys, huge integers — which ``copy.deepcopy`` cannot all take)."""
     if isinstance(value, dict):
-        return type(value)((key, copy_value(item)) for key, item in value.items())
+        return type(value)((key, copy_value(item)) for key, item in value.items()) if value else type(value)()
     if isinstance(value, list):
         return [copy_value(item) for item in value]
     return value
