@@ -55,6 +55,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .analysis.diff import DiffOptions, Tolerance, compare_files
     from .cli_write import _Progress
     from .codec.errors import CodecError
+    from .codec.gc_pause import building_many
 
     try:
         tolerance = Tolerance.parse(args.tolerance) if args.tolerance else None
@@ -78,12 +79,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     finally:
         for tf in opened:
             tf.close()
-    if args.json:
-        from .codec.text import json_safe
+    with building_many():   # a row or a document of small containers per pair: no collector passes over them
+        if args.json:
+            from .codec.text import json_safe
 
-        print(json_safe(json.dumps(diff_document(result, args.only == "changed"), indent=1, ensure_ascii=False)))
-    else:
-        print_diff(result, args.only == "changed")
+            print(json_safe(json.dumps(diff_document(result, args.only == "changed"), indent=1, ensure_ascii=False)))
+        else:
+            print_diff(result, args.only == "changed")
     return EXIT_SAME if result.unchanged else EXIT_DIFFERENT
 
 
