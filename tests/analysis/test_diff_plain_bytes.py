@@ -2,6 +2,9 @@
 comparing each pair on its own, without a ``compare_pair`` for the pairs whose stored bytes are the same."""
 from __future__ import annotations
 
+import json
+import struct
+
 import numpy as np
 import pytest
 from safetensors.numpy import save_file
@@ -85,3 +88,28 @@ def test_cancel_stops_before_a_run_is_read(tmp_path):
     save_file(_tensors(10), str(tmp_path / "a.safetensors"))
     with open_path(tmp_path / "a.safetensors") as a, pytest.raises(Cancelled):
         compare_files(a, a, cancelled=lambda: True)
+
+
+def _one_element_file(path, values: np.ndarray, order: np.ndarray):
+    """One-element float32 tensors ``t.i`` = ``values[i]``, the data of tensor ``i`` stored ``order[i]``-th."""
+    header = json.dumps({f"t.{i:04d}": {"dtype": "F32", "shape": [1], "data_offsets": [4 * int(k), 4 * int(k) + 4]}
+                         for i, k in enumerate(order)}).encode()
+    header += b" " * (-len(header) % 8)
+    data = np.empty(len(values), np.float32)
+    data[order] = values
+    path.write_bytes(struct.pack("<Q", len(header)) + header + data.tobytes())
+    return path
+
+
+def test_spans_stored_in_another_order(tmp_path, monkeypatch):
+    """B stores the same tensors backwards, then shuffled, with one value changed: every span is its own run."""
+    values = np.arange(200, dtype=np.float32)
+    a = _one_element_file(tmp_path / "a.safetensors", values, np.arange(200))
+    backwards = _one_element_file(tmp_path / "r.safetensors", values, np.arange(200)[::-1])
+    result, seen = _compare(a, backwards, monkeypatch)
+    assert result.unchanged and seen == []
+    changed = values.copy()
+    changed[77] = -1
+    shuffled = _one_element_file(tmp_path / "s.safetensors", changed, np.random.default_rng(1).permutation(200))
+    result, seen = _compare(a, shuffled, monkeypatch)
+    assert seen == ["t.0077"] and [p.name for p in result.pairs if not p.unchanged] == ["t.0077"]
