@@ -118,3 +118,44 @@ def test_hostile_files_never_crash(capsys):
             captured = capsys.readouterr()
             assert code in (0, 1, 2), (entry["file"], code)
             assert "internal error" not in captured.err and "Traceback" not in captured.err, entry["file"]
+
+
+def test_table_layout_with_attribute_lines(capsys):
+    """The table's exact text: columns no row uses are left out, each cell padded to its column, attribute lines
+    under their row, trailing spaces stripped."""
+    from ztviewer.analysis.diff import AttrChange, AttrKind, DiffStats, FileDiff, PairDiff, TensorSide, Verdict
+    from ztviewer.cli_diff import print_diff
+
+    def side(name):
+        return TensorSide(name, 0, "float32", (2,), "dense", ("raw",), 8)
+
+    pairs = [PairDiff(side("w"), side("w"), Verdict.IDENTICAL),
+             PairDiff(side("ln"), side("ln"), Verdict.IDENTICAL,
+                      attributes=[AttrChange("unit", AttrKind.CHANGED, "m", "cm")]),
+             PairDiff(side("d"), side("d"), Verdict.DIFFERENT, stats=DiffStats(
+                 count=2, compared=2, differing=1, max_abs=0.5, max_abs_index=(1,), mean_abs=0.25, rel_l2=0.125)),
+             PairDiff(None, side("new"), Verdict.ONLY_B)]
+    print_diff(FileDiff("a.zt", "b.zt", "zt", "zt", pairs, [AttrChange("step", AttrKind.ADDED, None, 3)]))
+    print_diff(FileDiff("a.zt", "b.zt", "zt", "zt", pairs[:1]))   # no numbers, no notes: two columns
+    assert capsys.readouterr().out == """A: a.zt (zt)
+B: b.zt (zt)
+
+verdict                tensor  max |Δ| [at]  mean |Δ|  rel L2  cosine  SNR dB  differing  max ULP  notes
+identical bytes        w
+identical bytes        ln                                                                          1 attribute change(s)
+    attr ~ unit: "m" → "cm"
+numerically different  d       0.5 [1]       0.25      0.125   —       —       1/2        —
+only in B              new
+
+file attributes:
+  + step: 3
+
+4 entries: 2 identical bytes, 1 numerically different, 1 only in B; differences found
+A: a.zt (zt)
+B: b.zt (zt)
+
+verdict          tensor
+identical bytes  w
+
+1 entries: 1 identical bytes; same content
+"""

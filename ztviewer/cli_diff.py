@@ -175,14 +175,16 @@ def print_diff(result, only_changed: bool = False) -> None:
         print(f"container: {result.kind_a} → {result.kind_b}")
     shown = [p for p in result.pairs if not (only_changed and p.unchanged)]
     rows = [HEADER] + [[_text(cell) if cell else "" for cell in _row(p)] for p in shown]
-    used = [i for i in range(len(HEADER)) if i < 2 or any(r[i] for r in rows[1:])]
-    widths = {i: max(len(r[i]) for r in rows) for i in used}
+    columns = list(zip(*rows))
+    used = [i for i, column in enumerate(columns) if i < 2 or any(column[1:])]
+    line = "  ".join(f"{{{i}:<{max(map(len, columns[i]))}}}" for i in used).format   # each used cell, padded
     if shown:
-        print()
-        for number, r in enumerate(rows):
-            print("  ".join(r[i].ljust(widths[i]) for i in used).rstrip())
-            if number and shown[number - 1].attributes:
-                print("\n".join(_attr_lines(shown[number - 1].attributes, "    attr ")))
+        lines = ["", line(*HEADER).rstrip()]
+        for pair, r in zip(shown, rows[1:]):
+            lines.append(line(*r).rstrip())
+            if pair.attributes:
+                lines.extend(_attr_lines(pair.attributes, "    attr "))
+        print("\n".join(lines))   # one write: a line per pair
     if result.attributes:
         print("\nfile attributes:")
         print("\n".join(_attr_lines(result.attributes, "  ")))
