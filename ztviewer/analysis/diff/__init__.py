@@ -2,7 +2,8 @@
 and attribute changes. Pure numpy on top of the codec; a GUI or the CLI drives it.
 
 Modules: :mod:`.model` (results), :mod:`.pairing` (by name, renames by content hash), :mod:`.storage`
-(descriptions and the stored-bytes fast path), :mod:`.values` (element streams), :mod:`.accumulate`
+(descriptions and the stored-bytes fast path), :mod:`.plain_bytes` (that fast path a run of small plain pairs at a
+time), :mod:`.values` (element streams), :mod:`.accumulate`
 (statistics), :mod:`.ulp`, :mod:`.attributes`, :mod:`.engine` (putting it together).
 """
 from .accumulate import DiffAccumulator
