@@ -9,8 +9,7 @@ Copies run in chunks so a cancel request is seen within one chunk.
 
 Small writes and small copies (under :data:`SMALL`) are gathered in memory and written together (at most
 :data:`GATHER` bytes at a time): a file of many small tensors costs a few large writes, not several system calls
-per tensor. Whether a source changed on disk is asked once per gathered buffer before its first small copy, not
-once per copy. :meth:`Output.flush` writes what is gathered; writers flush when they close.
+per tensor. :meth:`Output.flush` writes what is gathered; writers flush when they close.
 """
 from __future__ import annotations
 
@@ -64,7 +63,6 @@ class Output:
         self._sendfile = portable.has_sendfile()
         self._splice_ok = portable.has_splice()
         self._gathered = bytearray()
-        self._checked: set[int] = set()  # ids of the sources found unchanged since the last flush
 
     def expect(self, total: int) -> None:
         self.total = total
@@ -106,7 +104,6 @@ class Output:
                 part = part[os.write(self.fd, part):]
             part.release()
             self._gathered.clear()
-        self._checked.clear()
 
     def truncate(self, position: int) -> None:
         """Cut the output back to ``position`` (at most :attr:`pos`) and continue writing there."""
@@ -134,10 +131,7 @@ class Output:
         if not length:
             return
         if length < SMALL:
-            if id(source) not in self._checked:
-                source.require_unchanged()
-                self._checked.add(id(source))
-            self._gather(source.buffer[offset:offset + length])  # the range is checked above
+            self._gather(source.view(offset, length))
             self.report(length)
             return
         self.flush()
