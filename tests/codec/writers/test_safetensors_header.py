@@ -29,3 +29,13 @@ def test_header_bytes_are_compact_json(dims):
 def test_a_lone_surrogate_is_refused():
     with pytest.raises(EditRefused, match="not valid Unicode"):
         header_bytes({}, {"a\udc80": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})
+
+
+def test_without_orjson_the_header_is_the_same(monkeypatch):
+    from ztviewer.codec.writers import safetensors as writer
+
+    metadata = {TEXT: TEXT}
+    entries = {"w": {"dtype": "F32", "shape": [2**64, 1], "data_offsets": [0, 4]}}
+    with_orjson = header_bytes(metadata, entries)
+    monkeypatch.setattr(writer, "orjson", None)
+    assert header_bytes(metadata, entries) == with_orjson == _reference(metadata, entries)

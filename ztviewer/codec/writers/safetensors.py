@@ -14,7 +14,10 @@ import json
 import struct
 from typing import Any
 
-import orjson
+try:  # optional, as for the reader: json writes the same bytes, slower
+    import orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    orjson = None  # type: ignore[assignment]
 
 from ..dtypes import CANONICAL_TO_SAFETENSORS
 from ..errors import CodecError, EditRefused
@@ -49,10 +52,11 @@ def _compact_json(header: dict[str, Any]) -> bytes:
     """Compact UTF-8 JSON. The header holds text, integers and lists only, which orjson writes as ``json.dumps``
     does with these settings, several times faster (100,000 entries: ~0.1 s saved); what orjson refuses (a lone
     surrogate, an integer past 64 bits) goes json's way."""
-    try:
-        return orjson.dumps(header)
-    except TypeError:
-        pass
+    if orjson is not None:
+        try:
+            return orjson.dumps(header)
+        except TypeError:
+            pass
     try:
         return json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:
