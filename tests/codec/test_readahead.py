@@ -135,3 +135,60 @@ def test_where_residency_cannot_be_asked_a_range_is_read(tmp_path, monkeypatch):
         assert not readahead._in_page_cache(source, 0, len(data))
         assert not readahead._in_page_cache(source, 5, 2 << 20)       # one span: the whole range
         assert b"".join(bytes(p) for p in read_ahead(source, 5, len(data) - 6)) == data[5:-1]
+
+
+@pytest.fixture
+def cold_feed(monkeypatch):
+    """feed()'s read path on a small file: chunks of 64 KiB, the range taken as not in the page cache."""
+    import ztviewer.codec.readahead as readahead
+
+    monkeypatch.setattr(readahead, "FEED_CHUNK", 65536)
+    monkeypatch.setattr(readahead, "_in_page_cache", lambda *args: False)
+    return readahead
+
+
+@pytest.mark.parametrize("algorithm", ["sha256", "crc32c", "xxh3"])
+def test_feed_reads_a_cold_range_while_another_thread_consumes(data_file, cold_feed, algorithm):
+    path, data = data_file
+    seen: list[bytes] = []
+    consumers: set[str] = set()
+    progress: list[int] = []
+
+    def consume(part):
+        consumers.add(threading.current_thread().name)
+        seen.append(bytes(part))
+
+    with Source(path) as source:
+        cold_feed.feed(source, 7, 999_990, consume, progress=progress.append)
+        digest = compute(source, 7, 999_990, algorithm)
+    assert b"".join(seen) == data[7:999_997] and max(map(len, seen)) == 65536
+    assert consumers == {"ztviewer-read-ahead"}                      # not the thread that reads
+    assert progress == [len(part) for part in seen]                  # each chunk once, in order, once consumed
+    assert digest == compute(Source.from_bytes(data), 7, 999_990, algorithm)
+    assert not _threads()
+
+
+def test_feed_of_a_file_that_shrank_is_an_error_naming_where_it_ends(data_file, cold_feed):
+    path, _ = data_file
+    with Source(path) as source:
+        os.truncate(path, 300_000)
+        with pytest.raises(OutOfBounds, match="ends at byte 300,000"):
+            cold_feed.feed(source, 0, 1_000_003, lambda part: None)
+    assert not _threads()
+
+
+def test_feed_cancel_and_a_failing_consumer_end_the_pass(data_file, cold_feed):
+    path, _ = data_file
+    consumed: list[int] = []
+    with Source(path) as source:
+        with pytest.raises(Cancelled):
+            cold_feed.feed(source, 0, 1_000_003, lambda part: consumed.append(len(part)),
+                           cancelled=lambda: len(consumed) >= 3)
+        assert 3 <= len(consumed) <= 3 + cold_feed.FEED_BUFFERS
+
+        def broken(part):
+            raise ValueError("consumer failed")
+
+        with pytest.raises(ValueError, match="consumer failed"):
+            cold_feed.feed(source, 0, 1_000_003, broken)
+    assert not _threads()

@@ -1,9 +1,10 @@
 """Digests over stored bytes: parsing, streaming computation with progress and cancel, verification.
 
-Stored bytes are read ahead by a reader thread into a small ring of reused buffers (:mod:`.readahead`) while the
-previous chunk is hashed: ``crc32c`` (hardware), ``hashlib.sha256`` and ``xxhash`` release the GIL on large
-buffers, so reading a cold file overlaps with hashing, the resident size stays at the ring whatever the file
-size, and a worker thread verifying a file leaves the GUI thread free.
+Stored bytes are read into two reused buffers while a second thread hashes the previous one
+(:func:`.readahead.feed`; a range in the page cache is hashed from the map): ``crc32c`` (hardware),
+``hashlib.sha256`` and ``xxhash`` release the GIL on large buffers, so reading a cold file overlaps with hashing,
+the resident size stays at the buffers whatever the file size, and a worker thread verifying a file leaves the
+GUI thread free.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import xxhash
 
 from .errors import DigestError, DigestMismatch
 from .model import SEEKABLE_ENCODING, Component, Tensor, TensorFile
-from .readahead import read_ahead
+from .readahead import feed
 from .source import Source
 from .source_ranges import StoredRange
 
@@ -94,10 +95,7 @@ def compute(
     """Digest of ``length`` stored bytes at ``offset``. ``progress`` gets the byte count of each chunk done;
     ``cancelled`` is polled between chunks and raises :class:`Cancelled` when it returns true."""
     hasher = _Hasher(algorithm)
-    for part in read_ahead(source, offset, length, cancelled=cancelled):
-        hasher.update(part)
-        if progress is not None:
-            progress(len(part))
+    feed(source, offset, length, hasher.update, cancelled=cancelled, progress=progress)
     return hasher.result()
 
 
