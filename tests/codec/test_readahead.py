@@ -113,10 +113,13 @@ def test_a_resident_range_is_probed_at_spread_spans_and_served_from_the_map(tmp_
     monkeypatch.setattr(readahead.portable, "all_resident", resident)
     monkeypatch.setattr(readahead, "_Reader", no_reader)
     with Source(path) as source:
+        monkeypatch.setattr(source, "reader_fd", lambda: pytest.fail("a resident range opens no reader descriptor"))
         parts = [bytes(p) for p in read_ahead(source, 3, len(data) - 4)]
-    assert b"".join(parts) == data[3:-1]
+        fed: list[bytes] = []
+        readahead.feed(source, 3, len(data) - 4, lambda part: fed.append(bytes(part)))
+    assert b"".join(parts) == data[3:-1] == b"".join(fed)
     assert max(len(p) for p in parts) == readahead.MAP_CHUNK
-    assert len(probed) == readahead.PROBE_SPANS and len(asked) == 1     # one question for every span
+    assert len(probed) == 2 * readahead.PROBE_SPANS and len(asked) == 2     # one question per pass
     assert all(size == len(data) - 4 and at >= 0 and at + n <= size for size, at, n in probed)
     assert probed[-1][1] + probed[-1][2] == len(data) - 4  # the spans reach the end of the range
 
