@@ -11,6 +11,7 @@ from ztviewer.analysis.plane_jobs import Inline, reduce_region
 from ztviewer.analysis.reduce import block_reduce, strided_preview
 from ztviewer.codec.dtypes import to_float32
 from ztviewer.gui.views.inspect import levels as lv
+from ztviewer.session.decode_cache import data_key
 from ztviewer.session.inspect_data import DenseData
 
 
@@ -216,7 +217,7 @@ def test_zstd_tensor_is_decoded_once_with_progress_into_the_cache(qtbot, panel, 
     tf = open_arrays({"z": a}, compress=("zstd", 3))
     assert tf.tensor("z").components["data"].encoding == "zstd"
     show_and_wait(qtbot, panel, tf, "z")
-    assert (tf.path, tf.tensor("z").index, "dense") in cache
+    assert data_key(tf, tf.tensor("z"), "dense") in cache
     assert panel.heatmap.data.decoded
     np.testing.assert_array_equal(panel.heatmap.data.array, a)
     panel.show_item(None)

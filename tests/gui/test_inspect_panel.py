@@ -119,7 +119,7 @@ def test_cache_keeps_decoded_bytes_within_its_budget():
     assert cache.put(("f", 2, "dense"), np.zeros(400, np.uint8))
     assert ("f", 1, "dense") not in cache and ("f", 0, "dense") in cache and cache.nbytes == 800
     assert not cache.put(("f", 3, "dense"), np.zeros(2000, np.uint8))
-    cache.drop_file("f")
+    cache.drop(lambda key: key[0] == "f")
     assert len(cache) == 0 and cache.nbytes == 0
 
 

@@ -4,6 +4,7 @@ The model is plain data. Readers fill it, views and writers consume it; nothing 
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, MutableSequence
 from dataclasses import dataclass, field
@@ -17,6 +18,9 @@ from .errors import warning as warning
 
 if TYPE_CHECKING:
     from .source import Source
+
+#: numbers each TensorFile made (each open, reload, generation): what caches of its data key by, never the path
+_OPENINGS = itertools.count(1)
 
 #: ``Component.encoding`` of a zstd-seekable part (:mod:`.zstd_seekable` reads it frame by frame)
 SEEKABLE_ENCODING = "zt.zstd-seekable/1"
@@ -317,6 +321,7 @@ class TensorFile:
     other files a zTensor v2 root opened for its parts (by shard name); :meth:`close` closes them too. A file read
     as one of the earlier generations of an append-only file (zTensor v2) names that file in ``generation_of``
     (it is read-only: saving it would overwrite the later ones) and may know its ``generation_number``.
+    ``opening`` tells this opened file from every other one of the process, the same path opened again included.
     """
 
     path: str
@@ -332,6 +337,7 @@ class TensorFile:
     shard_sources: dict[str, Source] = field(default_factory=dict)
     generation_of: str | None = None
     generation_number: int | None = None
+    opening: int = field(default_factory=lambda: next(_OPENINGS), compare=False)
     _by_name: dict[str, int] | None = field(default=None, repr=False)
 
     @property

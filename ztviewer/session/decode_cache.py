@@ -1,4 +1,7 @@
-"""A bounded LRU of decoded tensor data, keyed by (file path, tensor index).
+"""A bounded LRU of decoded tensor data, keyed by (opened file, tensor index, kind): :func:`data_key`.
+
+The opened file is :attr:`~ztviewer.codec.model.TensorFile.opening`, never the path: an earlier generation of a
+zTensor v2 file shown beside the current one, or a file reopened after a rewrite, has the same path and other data.
 
 Only data that had to be decoded (zstd components, sparse structures read from zstd) costs memory; raw data
 is a zero-copy view of the file's map and is cached with a cost of 0 bytes (the entry count is bounded too).
@@ -10,11 +13,14 @@ import mmap
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ztviewer.codec.decode_rules import env_bytes
+
+if TYPE_CHECKING:
+    from ztviewer.codec.model import Tensor, TensorFile
 
 DEFAULT_BUDGET = 1 << 30
 MAX_ENTRIES = 256
@@ -23,6 +29,11 @@ MAX_ENTRIES = 256
 def default_budget() -> int:
     """Bytes the cache may hold: ``ZTVIEWER_INSPECT_CACHE`` (bytes) or 1 GiB."""
     return env_bytes("ZTVIEWER_INSPECT_CACHE", DEFAULT_BUDGET)
+
+
+def data_key(tf: TensorFile, tensor: Tensor, kind: str) -> tuple[int, int, str]:
+    """The cache key of one tensor's decoded data (``kind``: ``dense``, ``sparse``) in one opened file."""
+    return tf.opening, tensor.index, kind
 
 
 def owned_bytes(value: Any) -> int:
@@ -93,8 +104,9 @@ class DecodedCache:
             for key in [k for k in self._items if predicate(k)]:
                 self.nbytes -= self._items.pop(key)[1]
 
-    def drop_file(self, path: str) -> None:
-        self.drop(lambda key: isinstance(key, tuple) and bool(key) and key[0] == path)
+    def drop_file(self, tf: TensorFile) -> None:
+        """Forget the decoded data of one opened file (:func:`data_key`); other openings of its path keep theirs."""
+        self.drop(lambda key: isinstance(key, tuple) and bool(key) and key[0] == tf.opening)
 
     def clear(self) -> None:
         with self._lock:

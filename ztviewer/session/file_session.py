@@ -239,7 +239,7 @@ class FileSession:
     def close(self) -> None:
         """Forget this file's decoded data and close the file (its tab is closing)."""
         if self._cache is not None:
-            self._cache.drop_file(self.tensor_file.path)
+            self._cache.drop_file(self.tensor_file)
         self.tensor_file.close()
         for event in (self.selection_changed, self.shown_changed, self.digests_changed, self.message):
             event.disconnect_all()

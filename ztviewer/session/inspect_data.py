@@ -32,7 +32,7 @@ from ztviewer.codec.mapped_pages import require_unchanged
 from ztviewer.codec.model import Tensor, TensorFile
 from ztviewer.codec.tt import TTPlane
 
-from .decode_cache import DecodedCache, owned_bytes
+from .decode_cache import DecodedCache, data_key, owned_bytes
 from .view_registry import view_kind as view_kind  # decided by the view registry; re-exported for the loaders' callers
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def load_dense(tf: TensorFile, tensor: Tensor, dtype_name: str | None = None, *,
     if component.encoding == "raw":
         bits = decode.component_array(tf, shown, "data", dtype=dtype_name, mapped=True)  # shown a plane at a time
         return DenseData(_shaped(bits, tensor), dtype_name)
-    key = (tf.path, tensor.index, "dense")
+    key = data_key(tf, tensor, "dense")
     cached = cache.get(key) if cache is not None else None
     if cached is None:
         cached = decode_component(tf, shown, "data", cache=cache, cancelled=cancelled, progress=progress)
@@ -220,7 +220,7 @@ def load_sparse(tf: TensorFile, tensor: Tensor, *, cache: DecodedCache | None = 
     memory of its own up to :data:`OWNED_SPARSE` stored bytes, else views of the map (pages given back as read)."""
     from ztviewer.codec.sparse import load_sparse as codec_load_sparse
 
-    key = (tf.path, tensor.index, "sparse")
+    key = data_key(tf, tensor, "sparse")
     cached = cache.get(key) if cache is not None else None
     if cached is None:
         stored = sum(c.length for c in tensor.components.values() if c.encoding == "raw")

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QStackedWidget, QTabWidget, 
 from ztviewer.analysis.spy_sources import DensePlaneSource
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.model import Component, Problem, Tensor, TensorFile
-from ztviewer.session.decode_cache import DecodedCache, shared_cache
+from ztviewer.session.decode_cache import DecodedCache, data_key, shared_cache
 from ztviewer.session.file_session import FileSession
 from ztviewer.session.formatting import human_bytes, shape_text
 from ztviewer.session.inspect_data import (
@@ -216,7 +216,7 @@ class InspectPanel(QWidget):
     def _show_dense(self, tf: TensorFile, tensor: Tensor, choices: list[str]) -> None:
         dtype_name, cache = self.dtype_name, self.cache
         component = tensor.components["data"]
-        if component.encoding == "raw" or (tf.path, tensor.index, "dense") in cache:
+        if component.encoding == "raw" or data_key(tf, tensor, "dense") in cache:
             self._dense_ready(load_dense(tf, tensor, dtype_name, cache=cache), tensor, choices)
             return
         size = expected_nbytes(tensor)
@@ -296,4 +296,4 @@ class InspectPanel(QWidget):
         for view in (self.heatmap, self.sparse, self.tt, self.stats, self.file_stats):
             view.shutdown()
         if self.tensor_file is not None:
-            self.cache.drop_file(self.tensor_file.path)
+            self.cache.drop_file(self.tensor_file)

@@ -12,7 +12,7 @@ from ztviewer.analysis.mapped import release
 from ztviewer.analysis.stats import TensorStats, array_chunks, compute_stats
 from ztviewer.analysis.tensor_stats import tensor_stats
 from ztviewer.codec.model import Tensor, TensorFile
-from ztviewer.session.decode_cache import DecodedCache
+from ztviewer.session.decode_cache import DecodedCache, data_key
 from ztviewer.session.inspect_data import load_dense, presented_as
 from ztviewer.session.view_registry import view_kind
 
@@ -37,7 +37,7 @@ def stats_job(tf: TensorFile, tensor: Tensor, dtype_name: str, cache: DecodedCac
         kw = {"bins": bins, "cancelled": task.is_cancelled, "progress": task.report_progress}
         if view_kind(tensor) == "dense":
             component = tensor.components["data"]
-            cached = cache.get((tf.path, tensor.index, "dense")) if cache is not None else None
+            cached = cache.get(data_key(tf, tensor, "dense")) if cache is not None else None
             if cached is not None or component.encoding == "raw":
                 data = load_dense(tf, tensor, dtype_name, cache=cache)
                 return compute_stats(lambda: _released_chunks(data.array), dtype_name=dtype_name,
