@@ -173,3 +173,15 @@ def test_the_gui_and_session_say_counts_through_plural():
              for module, (path, _) in module_files().items() if module.startswith(("ztviewer.gui", "ztviewer.session"))
              for where in _hand_plurals(path)]
     assert not found, "use session.formatting.plural:\n" + "\n".join(found)
+
+
+def test_import_linter_forbids_qt_and_upper_layers_in_every_qt_free_layer():
+    """CI's `lint-imports` holds each Qt-free layer to a forbidden contract, the session layer included, so a
+    ``QtWidgets`` import (even a lazy one inside a function) in ``session/`` fails CI, not just at run time."""
+    import tomllib
+
+    contracts = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    forbidden = {m: set(c["forbidden_modules"]) for c in contracts if c["type"] == "forbidden"
+                 for m in c["source_modules"]}
+    for layer in ("ztviewer.codec", "ztviewer.analysis", "ztviewer.session"):
+        assert {"PySide6", "pyqtgraph", "ztviewer.gui", "ztviewer.workers"} <= forbidden.get(layer, set()), layer
