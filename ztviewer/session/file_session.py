@@ -70,7 +70,6 @@ class FileSession:
         self.edits = EditSession(tensor_file) if tensor_file.readable else None
         self._cache = cache
         self._shard_layouts: dict[int, FileLayout] = {}
-        self._by_name: dict[str, Tensor] | None = None
         self._tree: TreeState | None = None
         self.selection_changed: Event[Selection] = Event("selection_changed")
         self.shown_changed: Event[ShownBytes] = Event("shown_changed")
@@ -117,13 +116,12 @@ class FileSession:
 
     # -- lookups ---------------------------------------------------------------------------------------------
     def tensor(self, name: str) -> Tensor | None:
-        """The tensor called ``name`` (the first one, if a damaged file repeats a name)."""
-        if self._by_name is None:
-            by_name: dict[str, Tensor] = {}
-            for t in self.tensor_file.tensors:
-                by_name.setdefault(t.name, t)
-            self._by_name = by_name
-        return self._by_name.get(name)
+        """The tensor called ``name`` (the first one, if a damaged file repeats a name); only that one is built
+        (:meth:`~ztviewer.codec.model.TensorFile.tensor` looks names up without building the others)."""
+        try:
+            return self.tensor_file.tensor(name)
+        except KeyError:
+            return None
 
     def tensor_by_index(self, index: int) -> Tensor | None:
         tensors = self.tensor_file.tensors
