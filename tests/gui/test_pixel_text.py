@@ -19,3 +19,12 @@ def test_the_first_reduced_image_answers():
     assert pixel_text((_rendered("strided"), peak), 0, 12) == "peak = 2"
     assert pixel_text((_rendered("strided"), _rendered("exact", step=1)), 0, 0) == ""
     assert pixel_text((peak,), 25, 0) == ""                         # outside the image
+
+
+def test_exact_values_over_the_element_are_the_answer_not_the_overview_block():
+    exact = Rendered(Image(np.array([[7.0]], np.float32), np.array([5, 6]), np.array([5, 6]), "exact"),
+                     (5, 6, 5, 6), False)
+    peak = _rendered("peak")
+    assert exact.image.exact
+    assert pixel_text((exact, peak), 5, 5) == ""                    # the zoomed exact detail shows the element
+    assert pixel_text((exact, peak), 15, 3) == "peak = 3"           # outside the detail: the overview's block

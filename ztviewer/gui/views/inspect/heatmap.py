@@ -256,6 +256,7 @@ class HeatmapView(QWidget):
             self._apply_levels()
         self.image.set_image(layer, shown, rendered.region)
         self.info.setText(describe(rendered))
+        self.image.hover_again()        # the read-out's "pixel:" follows what is drawn now
         self.rendered.emit()
 
     def clear_detail(self) -> None:

@@ -44,9 +44,15 @@ def describe(rendered: Rendered) -> str:
 
 def pixel_text(images: tuple[Rendered | None, ...], row: int, col: int) -> str:
     """What the first reduced image of ``images`` shows at plane element ``(row, col)`` (``"peak = 0.5"``), or
-    ``""`` when none of them is a reduction (exact values and previews show the element itself)."""
+    ``""`` when none of them is a reduction (exact values and previews show the element itself). An image of exact
+    values over the element ends the search: what is drawn there is the element, not the overview's block."""
     for rendered in images:
-        if rendered is None or rendered.image.exact or rendered.image.method == "strided":
+        if rendered is None or rendered.image.method == "strided":
+            continue
+        if rendered.image.exact:
+            r0, r1, c0, c1 = rendered.region
+            if r0 <= row < r1 and c0 <= col < c1:
+                return ""
             continue
         image = rendered.image
         i = int(np.searchsorted(image.row_edges, row, side="right")) - 1

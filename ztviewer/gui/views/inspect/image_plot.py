@@ -149,8 +149,9 @@ class ImagePlot(pg.GraphicsLayoutWidget):
                 item.setColorMap(colormap(self.colormap_name))
         self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._settle.timeout.connect(self.range_settled)
-        self.view.sigRangeChanged.connect(lambda *_: self._settle.start())
+        self.view.sigRangeChanged.connect(self._range_changed)
         self.scene().sigMouseMoved.connect(self._mouse_moved)
+        self._mouse_at: QPointF | None = None     # where the mouse last was over the plot (scene coordinates)
 
     # -- content -------------------------------------------------------------------------------------------
     def set_shape(self, rows: int, cols: int, labels: tuple[str, str] = ("row", "column")) -> None:
@@ -254,8 +255,20 @@ class ImagePlot(pg.GraphicsLayoutWidget):
         return None
 
     def _mouse_moved(self, scene_pos: QPointF) -> None:
+        self._mouse_at = QPointF(scene_pos)
         self.hovered.emit(self.plane_at(scene_pos))
+
+    def _range_changed(self, *_: object) -> None:
+        self._settle.start()
+        self.hover_again()
+
+    def hover_again(self) -> None:
+        """Say again what is under a mouse that did not move (a zoom or pan put another element under it, a new
+        image shows it differently)."""
+        if self._mouse_at is not None:
+            self.hovered.emit(self.plane_at(self._mouse_at))
 
     def leaveEvent(self, event) -> None:
         super().leaveEvent(event)
+        self._mouse_at = None
         self.hovered.emit(None)
