@@ -73,16 +73,19 @@ def natural(values: np.ndarray, dtype_name: str) -> np.ndarray:
     return values if values.dtype.isnative else values.astype(values.dtype.newbyteorder("="))
 
 
-def strips(source: SliceSource, cancelled: Callable[[], bool] | None = None) -> Iterator[tuple[int, np.ndarray]]:
+def strips(source: SliceSource, cancelled: Callable[[], bool] | None = None, first: int = 0,
+           end: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    """Rows ``first`` up to ``end`` (default: the last) of the plane, a bounded strip at a time, as values."""
     rows, cols = source.shape
     width = max(1, getattr(source.plane, "dtype", np.dtype(np.float64)).itemsize * max(cols, 1))
     step = max(1, STRIP_BYTES // width)
-    for r in range(0, rows, step):
+    stop = rows if end is None else min(end, rows)
+    for r in range(first, stop, step):
         if cancelled is not None and cancelled():
             from ztviewer.codec.errors import Cancelled
 
             raise Cancelled()
-        yield r, natural(np.asarray(source.plane[r:r + step, 0:cols]), source.dtype_name)
+        yield r, natural(np.asarray(source.plane[r:min(r + step, stop), 0:cols]), source.dtype_name)
 
 
 def write_npy(source: SliceSource, path: str, cancelled=None, progress=None) -> str:

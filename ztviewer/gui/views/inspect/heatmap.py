@@ -34,6 +34,8 @@ from .image_plot import ImagePlot
 from .levels import CYCLIC, compute_levels, default_colormap, is_diverging, is_signed, log_magnitude
 from .line_control import LineController
 from .line_view import LinePlot
+from .nonfinite import legend_html
+from .nonfinite_finder import NonFiniteFinder
 from .progress import DelayedProgress
 from .values_grid import ValuesView
 
@@ -95,11 +97,20 @@ class HeatmapView(QWidget):
                                       "TSV or NumPy")
         self.values_button.toggled.connect(self._values_toggled)
         self.controls.add_button(self.values_button)
+        self.finder = NonFiniteFinder(self.image, self.slice_source, pool, self)
+        self.finder.went_to.connect(self._went_to)
+        self.finder.message.connect(self.message)
+        self.controls.add_button(self.finder.button)
+        self.legend = QLabel()
+        self.legend.setObjectName("nonFiniteLegend")
+        self.legend.setToolTip("Colours of the values no colour map shows")
+        self.legend.setContentsMargins(0, 0, self.legend.fontMetrics().horizontalAdvance("  "), 0)
 
         bottom = QHBoxLayout()
         bottom.setContentsMargins(2, 0, 2, 0)
         bottom.addWidget(self.readout, 1)
         bottom.addWidget(self.progress)
+        bottom.addWidget(self.legend)
         bottom.addWidget(self.info)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -134,6 +145,8 @@ class HeatmapView(QWidget):
         self.controls.blockSignals(True)  # one refresh below, not one per control reset
         self.controls.set_kinds(kind == "complex", presentations or [data.dtype_name])
         self.controls.set_method("maxabs" if kind in ("uint", "bool") else "peak")
+        if self.controls.level_mode.currentText() == "manual":   # typed levels were for the last tensor
+            self.controls.level_mode.setCurrentText("percentile")
         self.controls.blockSignals(False)
         n = len(data.shape)
         self.axes.set_shape(data.shape, (max(0, n - 2), max(1, n - 1)))
@@ -171,6 +184,8 @@ class HeatmapView(QWidget):
         self.image_jobs.reset()
         self.base, self.detail = None, None
         self.readout.setText(" ")
+        self.legend.setText("")
+        self.finder.reset(self.data.kind in ("float", "complex"))
         shape = self.data.shape
         if len(shape) == 0 or 0 in shape:
             what = "an empty tensor" if 0 in shape else "a scalar"
@@ -254,7 +269,8 @@ class HeatmapView(QWidget):
         layer = self.image.base if rendered.base else self.image.detail
         if rendered.base or self.controls.level_mode.currentText() != "manual":
             self._apply_levels()
-        self.image.set_image(layer, shown, rendered.region)
+        self.image.set_image(layer, shown, rendered.region, rendered.image.data)
+        self.legend.setText(legend_html(self.image.nonfinite_shown()))
         self.info.setText(describe(rendered))
         self.image.hover_again()        # the read-out's "pixel:" follows what is drawn now
         self.rendered.emit()
@@ -263,6 +279,7 @@ class HeatmapView(QWidget):
         """Show the base image alone again (and describe it in the footer)."""
         self.detail = None
         self.image.clear_detail()
+        self.legend.setText(legend_html(self.image.nonfinite_shown()))
         if self.base is not None:
             self.info.setText(describe(self.base))
 
@@ -361,7 +378,7 @@ class HeatmapView(QWidget):
         self._apply_levels()
         for rendered, layer in ((self.base, self.image.base), (self.detail, self.image.detail)):
             if rendered is not None:
-                self.image.set_image(layer, self._shown(rendered.image.data), rendered.region)
+                self.image.set_image(layer, self._shown(rendered.image.data), rendered.region, rendered.image.data)
 
     # -- read-out ------------------------------------------------------------------------------------------
     def _hovered(self, position: tuple[int, int] | None) -> None:
@@ -379,6 +396,10 @@ class HeatmapView(QWidget):
         pixel = pixel_text((self.detail, self.base), row, col)
         self.readout.setText(text + (f"    pixel: {pixel}" if pixel else ""))
 
+    def _went_to(self, position: tuple[int, int]) -> None:
+        self._hovered(position)
+        self.message.emit(f"{self.name}: {self.readout.text().split('    ')[0]}")
+
     def _busy_changed(self, _busy: bool) -> None:
         self.progress.set_busy(self.image_jobs.busy or self.lines.slot.busy)
 
@@ -388,9 +409,10 @@ class HeatmapView(QWidget):
     def shutdown_jobs(self) -> None:
         self.image_jobs.cancel()
         self.lines.slot.cancel()
+        self.finder.slot.cancel()
 
     def shutdown(self) -> None:
         self.image_jobs.shutdown()
-        for slot in (self.lines.slot, self.export.slot):
+        for slot in (self.lines.slot, self.export.slot, self.finder.slot):
             slot.shutdown()
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QGraphicsRectItem
 from ztviewer.session.formatting import si_count
 
 from .levels import DEFAULT_SEQUENTIAL, colormap
+from .nonfinite import MARK_COLOURS, nonfinite_marks
 
 SETTLE_MS = 150
 
@@ -125,9 +126,22 @@ class ImagePlot(pg.GraphicsLayoutWidget):
         self.backdrop.setBrush(bg)
         self.backdrop.setZValue(0.5)
         self.backdrop.setVisible(False)
+        #: NaN / ±Inf of each layer in colours of their own, just above it (:mod:`.nonfinite`)
+        self.marks = {id(layer): pg.ImageItem(axisOrder="row-major") for layer in (self.base, self.detail)}
+        self.marks[id(self.base)].setZValue(0.25)
+        self.marks[id(self.detail)].setZValue(1.5)
+        self.marked: dict[int, list[str]] = {}      # the non-finite kinds each layer shows
         self.plot.addItem(self.base)
         self.plot.addItem(self.backdrop)
         self.plot.addItem(self.detail)
+        for marks in self.marks.values():
+            marks.setVisible(False)
+            self.plot.addItem(marks)
+        self.found = QGraphicsRectItem()           # the element "Next NaN/Inf" went to
+        self.found.setPen(pg.mkPen((255, 0, 255), width=2, cosmetic=True))
+        self.found.setZValue(2)
+        self.found.setVisible(False)
+        self.plot.addItem(self.found)
         self.shape = (0, 0)
         self._levels = (0.0, 1.0)
         self.colormap_name = DEFAULT_SEQUENTIAL
@@ -164,26 +178,58 @@ class ImagePlot(pg.GraphicsLayoutWidget):
                             minXRange=min(2, cols), minYRange=min(2, rows))
         self.clear_detail()
         self.base.clear()
+        self.marks[id(self.base)].setVisible(False)
+        self.marked.clear()
+        self.mark_element(None)
         self.reset_view()
 
     def reset_view(self) -> None:
         rows, cols = self.shape
         self.view.setRange(QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)), padding=0)
 
-    def set_image(self, layer: pg.ImageItem, data: np.ndarray, region: tuple[int, int, int, int]) -> None:
-        """Show ``data`` covering plane ``region = (r0, r1, c0, c1)`` on ``layer``."""
+    def set_image(self, layer: pg.ImageItem, data: np.ndarray, region: tuple[int, int, int, int],
+                  values: np.ndarray | None = None) -> None:
+        """Show ``data`` covering plane ``region = (r0, r1, c0, c1)`` on ``layer``, with the NaN / ±Inf of
+        ``values`` (what ``data`` shows, before a log scale: default ``data``) marked in their colours."""
         r0, r1, c0, c1 = region
+        rect = QRectF(c0 - 0.5, r0 - 0.5, c1 - c0, r1 - r0)
         layer.setImage(data, autoLevels=False, levels=self._levels)
-        layer.setRect(QRectF(c0 - 0.5, r0 - 0.5, c1 - c0, r1 - r0))
+        layer.setRect(rect)
         layer.setVisible(True)
+        self._set_marks(layer, data if values is None else values, rect)
         if layer is self.detail:
             self.backdrop.setRect(QRectF(c0 - 0.5, r0 - 0.5, c1 - c0, r1 - r0))
             self.backdrop.setVisible(True)
+
+    def _set_marks(self, layer: pg.ImageItem, values: np.ndarray, rect: QRectF) -> None:
+        marks, found = self.marks[id(layer)], nonfinite_marks(values)
+        if found is None:
+            marks.setVisible(False)
+            self.marked.pop(id(layer), None)
+            return
+        rgba, self.marked[id(layer)] = found
+        marks.setImage(rgba, autoLevels=False, levels=(0, 255))
+        marks.setRect(rect)
+        marks.setVisible(True)
+
+    def nonfinite_shown(self) -> list[str]:
+        """The non-finite kinds (``NaN``, ``+Inf``, ``−Inf``) the visible layers show, in legend order."""
+        shown = {k for layer in (self.base, self.detail) if layer.isVisible() for k in self.marked.get(id(layer), ())}
+        return [k for k in MARK_COLOURS if k in shown]
+
+    def mark_element(self, position: tuple[int, int] | None) -> None:
+        """Outline one element (``None``: none)."""
+        if position is not None:
+            row, col = position
+            self.found.setRect(QRectF(col - 0.5, row - 0.5, 1, 1))
+        self.found.setVisible(position is not None)
 
     def clear_detail(self) -> None:
         self.detail.clear()
         self.detail.setVisible(False)
         self.backdrop.setVisible(False)
+        self.marks[id(self.detail)].setVisible(False)
+        self.marked.pop(id(self.detail), None)
 
     # -- appearance ----------------------------------------------------------------------------------------
     def set_colormap(self, name: str) -> None:
