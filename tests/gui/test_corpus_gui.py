@@ -11,6 +11,7 @@ from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import open_file
 from ztviewer.gui.models.tensor_tree import Column, TreeRole
 from ztviewer.session.formatting import shape_text
+from ztviewer.session.tree_columns import natural_order
 
 SKIP_SUFFIXES = (".json", ".npy", ".md")
 
@@ -46,8 +47,11 @@ def tree_rows(view):
 
 
 def codec_rows(tf):
+    """The rows the tree shows at first: every tensor, by name in natural order (``layers.2`` before ``layers.10``;
+    equal names in file order)."""
+    tensors = [tf.tensors[i] for i in natural_order(tf.tensor_names())]
     return [(t.name, t.dtype, shape_text(t.shape), [(c.role, c.offset, c.length, c.encoding)
-                                                    for c in t.components.values()]) for t in tf.tensors]
+                                                    for c in t.components.values()]) for t in tensors]
 
 
 @needs_corpus

@@ -241,3 +241,26 @@ def test_app_main_opens_the_command_line_files(qtbot, qapp, monkeypatch, weights
     monkeypatch.setattr(qapp, "exec", run_event_loop)
     assert app_module.main([weights, other]) == 0
     assert seen["files"] == ["other.safetensors", "weights.safetensors"]
+
+
+def test_the_tree_lists_tensors_by_name_in_natural_order_and_manifest_order_on_request(qtbot, window, tmp_path):
+    """safetensors files list in file order (layers.0, 1, 10, 11 … 2) and v2 in CBOR key order: the tree starts in
+    natural name order (sorted by the open worker), and View ▸ Manifest Order shows the file's own."""
+    import numpy as np
+    import safetensors.numpy
+
+    path = tmp_path / "layers.safetensors"
+    names = [f"layers.{i}.w" for i in (0, 1, 10, 11, 2, 3)]
+    arrays = {name: np.full(i + 1, i, np.float32) for i, name in enumerate(names)}
+    safetensors.numpy.save_file(arrays, str(path))
+    view = open_in_window(qtbot, window, path)
+    assert view.session.tree.tensor_file.tensor_names() == sorted(names)      # the file's own (lexical) order
+
+    def shown() -> list[str]:
+        model, root = view.tree.model(), view.tree.model().index(0, 0)
+        return [model.index(r, 0, root).data() for r in range(model.rowCount(root))]
+
+    assert shown() == [f"layers.{i}.w" for i in (0, 1, 2, 3, 10, 11)]
+    assert view.session.tree._name_order is not None        # given by the worker, not sorted on the GUI thread
+    window.restore_manifest_order()
+    assert shown() == sorted(names)

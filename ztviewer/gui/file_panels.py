@@ -5,17 +5,19 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QSplitter, QTreeView, QVBoxLayout, QWidget
 
+from ztviewer.session.tree_columns import Column
+
 
 def configure_tree(tree: QTreeView) -> None:
-    """The tensor tree's look and behaviour: uniform rows, several rows selectable, sortable, manifest order
-    first (no sort column)."""
+    """The tensor tree's look and behaviour: uniform rows, several rows selectable, sortable, by name in natural
+    order first (``layers.2`` before ``layers.10``; View ▸ Manifest Order shows the file's own order)."""
     tree.setUniformRowHeights(True)
     tree.setIndentation(tree.fontMetrics().averageCharWidth() * 2)
     tree.setAlternatingRowColors(True)
     tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
     tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    tree.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+    tree.header().setSortIndicator(Column.NAME, Qt.SortOrder.AscendingOrder)
     tree.setSortingEnabled(True)
 
 

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from ztviewer.codec import Component, Problem, Tensor, TensorFile
 from ztviewer.session.file_layout import FileLayout, Segment
 from ztviewer.session.file_session import FileSession, ShownBytes
+from ztviewer.session.prepared_file import PreparedFile
 from ztviewer.session.properties import Prop
 from ztviewer.session.selection import Selection
 from ztviewer.session.tree_nodes import NodeKind
@@ -59,8 +60,10 @@ class FileView(QWidget):
         super().__init__(parent)
         self.setObjectName("fileView")
         self._pool = pool
+        prepared = opened.analysis if isinstance(opened.analysis, PreparedFile) else None
         self.session = session if session is not None else FileSession(
-            opened.tensor_file, opened.analysis if isinstance(opened.analysis, FileLayout) else None)
+            opened.tensor_file, prepared.layout if prepared else None,
+            name_order=prepared.name_order if prepared else None)
         self.tensor_file: TensorFile = self.session.tensor_file
         grouped = grouped or opens_grouped(len(self.tensor_file.tensors))
         self.tree_model = TensorTreeModel(self.tensor_file, grouped=grouped, parent=self, session=self.session)

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QTabWidget, QWidget
 from shiboken6 import Shiboken
 
 from ztviewer.codec import TensorFile
-from ztviewer.session.file_layout import build_layout
 from ztviewer.session.formatting import plural
+from ztviewer.session.prepared_file import prepare_file
 from ztviewer.session.zt_v2_facts import GenerationRow, generation_rows, is_generation_view, open_generation_row
 from ztviewer.workers.tasks import OpenedFile, OpenFileTask
 
@@ -100,7 +100,7 @@ class TabOpener(QObject):
                    reader: Callable[[str], TensorFile] | None = None) -> OpenFileTask:
         """Parse ``path`` (with ``reader``, default the file as it is now) for the tab of ``slot``; ``done`` runs
         unless that tab was closed meanwhile."""
-        task = OpenFileTask(path, analyse=build_layout, reader=reader)
+        task = OpenFileTask(path, analyse=prepare_file, reader=reader)
         self.opening.add(task)
 
         def finished(opened: OpenedFile) -> None:

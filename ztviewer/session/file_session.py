@@ -60,9 +60,10 @@ class FileSession:
     """
 
     def __init__(self, tensor_file: TensorFile, layout: FileLayout | None = None,
-                 cache: DecodedCache | None = None) -> None:
+                 cache: DecodedCache | None = None, name_order: list[int] | None = None) -> None:
         self.tensor_file = tensor_file
         self._layout = layout
+        self._name_order = name_order
         self._shown: ShownBytes | None = None
         self.selection = Selection()
         self.digests = DigestStates(tensor_file.tensors)
@@ -101,7 +102,7 @@ class FileSession:
         """The tensor tree's rows, order, grouping, filter and marks (built on first use: a file opened only to
         be listed from a script needs none)."""
         if self._tree is None:
-            self._tree = TreeState(self.tensor_file, self.digests, self.edits)
+            self._tree = TreeState(self.tensor_file, self.digests, self.edits, self._name_order)
             self.digests_changed.connect(self._tree.on_digests_changed)
             self._tree.filter_changed.connect(self._on_filter_changed)
         return self._tree

@@ -57,6 +57,12 @@ def sort_key(tensor: Tensor, column: Column, digests: DigestStates, name: str | 
     return PRIORITY[digests.of_tensor(tensor)]
 
 
+def natural_order(names: Sequence[str]) -> list[int]:
+    """Positions of ``names`` sorted by :func:`natural_key` (``layers.2`` before ``layers.10``), stable."""
+    keys = list(map(natural_key, names))
+    return sorted(range(len(keys)), key=keys.__getitem__)
+
+
 def sort_keys(tensors: Sequence[Tensor], column: Column, digests: DigestStates,
               names: Sequence[str] | None = None) -> list[Any]:
     """:func:`sort_key` of every tensor, by position; by name, of ``names`` when given (the names shown, pending

@@ -70,9 +70,11 @@ class TreeState:
     ``digest_rows_changed({parent node: [rows]})`` name the rows to paint again.
     """
 
-    def __init__(self, tensor_file: TensorFile, digests: DigestStates, edits: EditSession | None = None) -> None:
+    def __init__(self, tensor_file: TensorFile, digests: DigestStates, edits: EditSession | None = None,
+                 name_order: list[int] | None = None) -> None:
         self.tensor_file = tensor_file
         self.tensors = tensor_file.tensors
+        self._name_order = name_order if name_order is not None and len(name_order) == len(self.tensors) else None
         self.digests = digests
         self.positions = tensor_positions(self.tensors)  # a table's tensors are built only when shown
         self.component_counts = component_counts(self.tensors)
@@ -235,6 +237,8 @@ class TreeState:
         self.reordering.emit(None)
         if column < 0:
             self.order = list(range(len(self.tensors)))
+        elif column == Column.NAME and not descending and not self.pending.state and self._name_order is not None:
+            self.order = list(self._name_order)      # the names as in the file, sorted by the open worker
         else:
             names = self.shown_names() if column == Column.NAME and self.pending.state else None
             keys = sort_keys(self.tensors, Column(column), self.digests, names)
