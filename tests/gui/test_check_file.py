@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from tests._corpus import CORPUS, corpus_available
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import Severity
+from ztviewer.codec.registry import open_file as open_file_readonly
 from ztviewer.gui.check_controller import check_summary
 from ztviewer.gui.models.tensor_tree import Column
 from ztviewer.workers.tasks import CheckFileTask
@@ -41,7 +42,7 @@ def test_check_file_lists_decode_problems_in_panel_tree_and_status_bar(qtbot, wi
     [problem] = index_problems(view)
     assert problem.severity is Severity.ERROR and problem.offset == 128
     assert "column index 99" in problem.message
-    assert window.problems_panel.summary.text() == "1 error, 0 warnings"
+    assert window.problems_panel.summary.text().startswith("1 error, 0 warnings · Checked 9 tensors")
     assert window.problems_label.text() == "1 error, 0 warnings"
     assert name_cell(view, "csr_f32_5x6", Qt.ItemDataRole.DecorationRole) is not None
     assert "column index 99" in name_cell(view, "csr_f32_5x6", Qt.ItemDataRole.ToolTipRole)
@@ -168,3 +169,34 @@ def test_shortcut_labels_are_readable(window):
     labels = [a.shortcut().toString() for a in window.findChildren(type(window.actions_.open))]
     assert not any("Backtab" in label for label in labels)
     assert window.actions_.previous_tab.shortcut().toString() == "Ctrl+PgUp"
+
+
+@needs_corpus
+def test_check_file_fills_the_digest_column_and_its_summary_stays(qtbot, window, tmp_path):
+    """Check File verifies every digest: the Digest column then says ok / mismatch (it said "unchecked"), and the
+    summary of the last check or verification stays in the Problems panel after the status bar forgets it."""
+    import shutil
+
+    from tests.gui.test_verify_gui import state
+
+    path = tmp_path / "checksums.zt"
+    shutil.copy(CORPUS / "zt_v1.x" / "ztensor-1.2.3" / "checksums.zt", path)
+    with open_file_readonly(path) as tf:
+        crc = tf.tensor("crc32c_raw_int64").components["data"]
+    data = bytearray(path.read_bytes())
+    data[crc.offset] ^= 0xFF                                     # one tensor's bytes no longer match its digest
+    path.write_bytes(bytes(data))
+    view = open_in_window(qtbot, window, path)
+    digested = [t for t in view.tensor_file.tensors if any(c.digest for c in t.components.values())]
+    assert len(digested) > 1 and {state(view, t) for t in digested} == {"unchecked"}
+    with qtbot.waitSignal(view.checks.checker.ended, timeout=20_000):
+        window.check_file()
+    states = {t.name: state(view, t) for t in digested}
+    assert states.pop("crc32c_raw_int64") == "mismatch" and set(states.values()) == {"ok"}
+    summary = window.problems_panel.summary.text()
+    assert summary.startswith("1 error, 0 warnings · Checked") and f"{len(digested) - 1} digests verified" in summary
+    with qtbot.waitSignal(view.checks.verifier.ended, timeout=20_000):
+        window.verify()
+    assert "Verified" in window.problems_panel.summary.text() and "1 mismatched" in window.problems_panel.summary.text()
+    window.statusBar().clearMessage()
+    assert "1 mismatched" in window.problems_panel.summary.text()

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from . import digest as digests
 from .decode import iter_decoded
 from .decode_rules import CancelCheck, expected_length, per_file_budget
-from .errors import CodecError, FileDecodeBudgetSpent, UnsupportedLayout
+from .digest_state import DigestState
+from .errors import CodecError, DigestMismatch, FileDecodeBudgetSpent, UnsupportedLayout
 from .model import Component, Problem, Tensor, TensorFile, error, warning
 from .tensor_queries import transient_slice
 
@@ -17,6 +18,8 @@ class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     tensors_decoded: int = 0
     digests_verified: int = 0
+    #: (tensor, role, state) of every recorded digest the check verified: ok, mismatch or invalid
+    digest_states: list[tuple[Tensor, str, DigestState]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -129,5 +132,8 @@ def _verify_digests(tf: TensorFile, tensor: Tensor, report: CheckReport, cancell
         try:
             digests.verify_component(tf.source_for(tensor, component), tensor, component, cancelled=cancelled)
             report.digests_verified += 1
+            report.digest_states.append((tensor, component.role, DigestState.OK))
         except CodecError as exc:
             report.problems.append(exc.located(tensor=tensor.name, component=component.role).to_problem())
+            state = DigestState.MISMATCH if isinstance(exc, DigestMismatch) else DigestState.INVALID
+            report.digest_states.append((tensor, component.role, state))

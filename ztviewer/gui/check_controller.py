@@ -5,7 +5,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThreadPool
 
-from ztviewer.codec import Problem, TensorFile
+from ztviewer.codec import Problem
+from ztviewer.session.file_session import FileSession
 from ztviewer.session.formatting import plural
 from ztviewer.workers.tasks import CheckFileTask, CheckOutcome
 
@@ -31,10 +32,10 @@ class CheckController(TaskController):
     noun = "check"
     already_running = "A check of this file is already running"
 
-    def __init__(self, tensor_file: TensorFile, report: Callable[[list[Problem]], None], progress: VerifyProgress,
+    def __init__(self, session: FileSession, report: Callable[[list[Problem]], None], progress: VerifyProgress,
                  slot: TaskSlot, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
         super().__init__(progress, slot, pool, parent)
-        self.tensor_file, self.report = tensor_file, report
+        self.session, self.tensor_file, self.report = session, session.tensor_file, report
         self.last: CheckOutcome | None = None
 
     def start(self) -> CheckFileTask | None:
@@ -49,5 +50,6 @@ class CheckController(TaskController):
 
     def _on_finished(self, outcome: CheckOutcome) -> None:
         self.last = outcome
+        self.session.set_digest_states(outcome.report.digest_states)    # the Digest column shows what was verified
         self.report(list(outcome.report.problems))
         self._end("finished", check_summary(outcome))

@@ -35,8 +35,10 @@ class FileChecks:
         self.tasks = TaskSlot()
         self.verifier = VerifyController(session, problems, progress, self.tasks, pool, parent)
         self.verifier.message.connect(say)
-        self.checker = CheckController(self.tensor_file, self.report_problems, progress, self.tasks, pool, parent)
+        self.checker = CheckController(session, self.report_problems, progress, self.tasks, pool, parent)
         self.checker.message.connect(say)
+        for controller in (self.verifier, self.checker):    # the last summary stays in the Problems panel
+            controller.ended.connect(lambda _outcome, c=controller: problems.set_note(c.summary))
 
     def report_problems(self, problems: list[Problem]) -> None:
         """Problems found after opening (a view's decode, Check File): listed in Problems, marked in the tree; the

@@ -34,6 +34,7 @@ class TaskController(QObject):
         self.progress, self.slot = progress, slot
         self.pool = pool or QThreadPool.globalInstance()
         self.task: Worker | None = None
+        self.summary = ""         # how the last run ended, as said when it ended (kept: the status bar forgets)
         progress.cancel_requested.connect(self.cancel)
 
     @property
@@ -73,5 +74,6 @@ class TaskController(QObject):
         if self.slot.owner is self:
             self.slot.owner = None
         self.progress.hide()
+        self.summary = text
         self.message.emit(text)
         self.ended.emit(outcome)

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import QApplication, QStyle
 
 from ztviewer.codec import Problem
@@ -34,10 +34,17 @@ def where_text(problem: Problem) -> str:
 
 
 class ProblemsModel(QAbstractTableModel):
+    note_changed = Signal(str)
+
     def __init__(self, problems: Iterable[Problem] = (), parent=None) -> None:
         super().__init__(parent)
         self._problems: list[Problem] = list(problems)
         self._known: set[Problem] = set(self._problems)
+        self.note = ""      # how the file's last Check File / verification ended
+
+    def set_note(self, text: str) -> None:
+        self.note = text
+        self.note_changed.emit(text)
 
     def problems(self) -> list[Problem]:
         return list(self._problems)

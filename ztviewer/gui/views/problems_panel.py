@@ -51,13 +51,14 @@ class ProblemsPanel(QWidget):
 
     def set_model(self, model: ProblemsModel | None) -> None:
         if self._model is not None:
-            for signal in (self._model.modelReset, self._model.rowsInserted, self._model.rowsRemoved):
+            for signal in (self._model.modelReset, self._model.rowsInserted, self._model.rowsRemoved,
+                           self._model.note_changed):
                 signal.disconnect(self._update_summary)
         self._model = model
         self.proxy.setSourceModel(model)  # type: ignore[arg-type]  # None clears the source model
         self._size_columns()
         if model is not None:
-            for signal in (model.modelReset, model.rowsInserted, model.rowsRemoved):
+            for signal in (model.modelReset, model.rowsInserted, model.rowsRemoved, model.note_changed):
                 signal.connect(self._update_summary)
         self._update_summary()
 
@@ -83,10 +84,10 @@ class ProblemsPanel(QWidget):
             self.summary.setText("No file")
             return
         errors, warnings = self._model.counts()
-        if not errors and not warnings:
-            self.summary.setText("No problems found")
-        else:
-            self.summary.setText(f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
+        text = "No problems found" if not errors and not warnings else \
+            f"{plural(errors, 'error')}, {plural(warnings, 'warning')}"
+        self.summary.setText(f"{text} · {self._model.note}" if self._model.note else text)
+        self.summary.setToolTip(self._model.note)
 
     def _activate(self, index: QModelIndex) -> None:
         problem = self.proxy.data(index, PROBLEM_ROLE)
