@@ -137,3 +137,41 @@ def test_inspector_follows_the_cursor(qtbot, file_view, sample_file):
     assert inspector.value_text("u8") == "0"
     inspector.big_endian.setChecked(True)
     assert inspector.value_text("u32") == f"{0x40:,}"
+
+
+def _contrast(a, b) -> float:
+    """WCAG contrast ratio of two QColors."""
+    def luminance(c):
+        channels = [((v / 12.92) if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4) for v in c.getRgbF()[:3]]
+        return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_zero_bytes_stay_readable_inside_the_selection(qtbot, file_view, sample_file):
+    """Zero bytes are drawn quieter than the others, but not grey on the selection's light blue: inside a selected
+    range the darkest pixel of a "00" cell contrasts with its background at least 3:1."""
+    from PySide6.QtGui import QColor
+
+    hex_view = file_view.hex_view
+    component = sample_file.tensor("model.embed.weight").components["data"]      # arange(15) as float32
+    assert file_view.select_item(sample_file.tensor("model.embed.weight"), "data")
+    zero = component.offset + 2                 # 0.0 is four zero bytes; the cursor outlines the first one
+    assert hex_view.selection() == (component.offset, component.length)
+    image = hex_view.viewport().grab().toImage()
+    rect = hex_view.byte_rect(zero)
+    background = image.pixelColor(rect.left() + 2, rect.top() + 2)
+    pixels = [image.pixelColor(x, y) for x in range(rect.left() + 2, rect.right() - 2)
+              for y in range(rect.top() + 2, rect.bottom() - 2)]
+    darkest = min(pixels, key=QColor.lightnessF)
+    assert _contrast(darkest, background) >= 3.0, (darkest.name(), background.name())
+
+
+def test_go_to_offset_from_inspect_shows_the_bytes_and_selects_their_owner(qtbot, file_view, sample_file):
+    tensor = sample_file.tensor("model.embed.weight")
+    component = tensor.components["data"]
+    file_view.inspect_tabs.setCurrentIndex(1)                    # the Inspect tab in front
+    file_view.go_to_offset(component.offset + 8)
+    assert file_view.inspect_tabs.currentIndex() == 0
+    assert file_view.hex_view.cursor_offset() == component.offset + 8
+    assert file_view.session.selection.tensor is tensor

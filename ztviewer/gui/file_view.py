@@ -285,9 +285,14 @@ class FileView(QWidget):
         finally:
             self._scroll_hex_on_select = True
         if problem.offset is not None:
-            self.go_to_offset(problem.offset)
+            self.go_to_offset(problem.offset, select_owner=False)
 
-    def go_to_offset(self, offset: int) -> None:
+    def go_to_offset(self, offset: int, select_owner: bool = True) -> None:
+        """Show byte ``offset`` in the hex view (bringing the Bytes tab to the front) and, with ``select_owner``,
+        select what owns it in the tree (a tensor's component, the header, padding…)."""
+        self.inspect_tabs.setCurrentIndex(0)
+        if select_owner:
+            self.select_owner_of(offset)
         self.hex_view.set_cursor(offset)
         self.hex_view.setFocus()
 

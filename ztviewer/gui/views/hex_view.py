@@ -326,7 +326,7 @@ class HexView(QAbstractScrollArea):
 
     def _paint_rows(self, painter: QPainter, palette: QPalette, first: int, data: bytes) -> None:
         text_color = palette.color(QPalette.ColorRole.Text)
-        muted = palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+        muted = theme.quiet_text(palette)
         offset_color = palette.color(QPalette.ColorRole.PlaceholderText)
         for row in range(-(-len(data) // ROW_BYTES)):
             chunk = data[row * ROW_BYTES:(row + 1) * ROW_BYTES]
