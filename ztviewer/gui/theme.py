@@ -60,7 +60,8 @@ def quiet_text(palette: QPalette) -> QColor:
     hex view paints, its selection included (the Disabled text colour was grey on light blue there): the text
     colour mixed 62 % with the base."""
     text, base = palette.color(QPalette.ColorRole.Text), palette.color(QPalette.ColorRole.Base)
-    return QColor.fromRgbF(*(0.62 * t + 0.38 * b for t, b in zip(text.getRgbF()[:3], base.getRgbF()[:3], strict=True)))
+    return QColor.fromRgbF(0.62 * text.redF() + 0.38 * base.redF(), 0.62 * text.greenF() + 0.38 * base.greenF(),
+                           0.62 * text.blueF() + 0.38 * base.blueF())
 
 
 def tint(color: QColor, alpha: float) -> QColor:
