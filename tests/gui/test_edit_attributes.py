@@ -151,6 +151,7 @@ def test_rename_and_delete_tensors_from_tree(qtbot, window, tmp_path):
     session.stack.undo()
     session.stack.undo()
     assert [t.name for t in session.doc.tensors] == ["a", "b"] and not window.isWindowModified()
+    index = view.proxy.mapFromSource(view.tree_model.index_of(view.tensor_file.tensors[1]))   # rows moved: by name
     assert index.data() == "b" and not view.session.tree.pending.state
 
 
