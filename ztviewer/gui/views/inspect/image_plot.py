@@ -107,8 +107,9 @@ class ImagePlot(pg.GraphicsLayoutWidget):
     range_settled = Signal()
     levels_dragged = Signal(float, float)
 
-    def __init__(self, parent=None, colour_bar: bool = True) -> None:
+    def __init__(self, parent=None, colour_bar: bool = True, mark_nonfinite: bool = True) -> None:
         super().__init__(parent)
+        self.mark_nonfinite = mark_nonfinite     # False where NaN means "nothing here" (a spy plot's empty bins)
         bg, _ = palette_colors()
         self.setBackground(bg)
         self.ci.layout.setContentsMargins(4, 6, 8, 4)
@@ -202,7 +203,8 @@ class ImagePlot(pg.GraphicsLayoutWidget):
             self.backdrop.setVisible(True)
 
     def _set_marks(self, layer: pg.ImageItem, values: np.ndarray, rect: QRectF) -> None:
-        marks, found = self.marks[id(layer)], nonfinite_marks(values)
+        marks = self.marks[id(layer)]
+        found = nonfinite_marks(values) if self.mark_nonfinite else None
         if found is None:
             marks.setVisible(False)
             self.marked.pop(id(layer), None)

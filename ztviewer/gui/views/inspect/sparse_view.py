@@ -82,7 +82,7 @@ class SparseView(QWidget):
 
     def __init__(self, pool=None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = ImagePlot()
+        self.plot = ImagePlot(mark_nonfinite=False)     # empty bins are NaN: drawn as background
         self.plot.set_colormap("blues")
         self.plot.set_bar_label("log10(1 + entries per pixel)")
         self.markers = pg.ScatterPlotItem(symbol="s", size=0.9, pxMode=False, pen=None)
