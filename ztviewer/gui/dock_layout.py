@@ -3,9 +3,12 @@ window's width on a first show, the file docks stepping aside while a Compare ta
 from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabBar, QWidget
 
 DEFAULT_SIZE = (1680, 1000)
+#: a window less tall than this (logical pixels: 1080p at 150 %, 768-line laptops) keeps its whole height for the
+#: tree, the hex view and the plots: Problems and the Data Inspector become tabs beside Properties
+SHORT_WINDOW = 860
 
 
 class DockLayout:
@@ -57,6 +60,16 @@ class DockLayout:
         side, problems, inspector = self._sized
         # a narrow window keeps more for the tree and the hex view (all 16 bytes and their characters)
         side_width = 320 if window.width() >= 1500 else 260 if window.width() >= 1400 else 228
+        if window.height() < SHORT_WINDOW:
+            for dock in (problems, inspector):
+                window.tabifyDockWidget(side, dock)
+            side.raise_()
+            for bar in window.findChildren(QTabBar):     # the docks' tab bars: whole titles, scrolled when narrow
+                if bar.parent() is window:
+                    bar.setElideMode(Qt.TextElideMode.ElideNone)
+                    bar.setUsesScrollButtons(True)
+            window.resizeDocks([side], [side_width], Qt.Orientation.Horizontal)
+            return
         window.resizeDocks([side], [side_width], Qt.Orientation.Horizontal)
         bottom = max(400, window.width() - side_width - 20)
         inspector_width = min(480, bottom // 2)
