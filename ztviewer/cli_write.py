@@ -117,7 +117,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes)")
     report_cleaned(result.cleaned)
+    report_warnings(result.warnings)
     return 0
+
+
+def report_warnings(warnings: tuple[str, ...]) -> None:
+    """What the output could not hold (the file was written without it)."""
+    for text in warnings:
+        say(f"warning: {text}", sys.stderr)
 
 
 def report_cleaned(paths: tuple[str, ...]) -> None:
@@ -162,4 +169,5 @@ def cmd_edit(args: argparse.Namespace) -> int:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")
     report_cleaned(result.cleaned)
+    report_warnings(result.warnings)
     return 0

@@ -53,6 +53,7 @@ class SaveResult:
     cleaned: tuple[str, ...] = ()  # stale temporaries of killed saves removed from the folder first
     appended: int | None = None    # zTensor v2 saved in place: the bytes of the appended generation
     generation: int | None = None  # and its number (the first generation is 1)
+    warnings: tuple[str, ...] = ()  # what the output could not hold (unknown manifest keys of another format)
 
 
 def temporary_name(target: str) -> str:
@@ -204,7 +205,7 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
         size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,
                             release=lambda: release_sources_of(doc.original, target))
     drop_stale_journal(target)
-    return SaveResult(os.path.realpath(target), size, doc.target.key, cleaned)
+    return SaveResult(os.path.realpath(target), size, doc.target.key, cleaned, warnings=tuple(plan.warnings))
 
 
 def release_sources_of(tensor_file: TensorFile, target: str) -> None:

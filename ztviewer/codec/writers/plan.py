@@ -17,13 +17,14 @@ import ztviewer.codec.writers.targets as rules
 from ..dtypes import DTYPES, ZT_LOGICAL_TYPES
 from ..errors import CodecError, EditRefused, UnsupportedConversion
 from ..model import SEEKABLE_ENCODING, Component, Problem, Tensor, TensorFile
+from ..text import value_text
 from .blobs import KEEP, BlobData, FileBlob, MemoryBlob, WidenedBlob
 from .document import DocComponent, DocTensor, EditableDocument
+from .unknown_keys import DroppedKeys, cannot_hold, keeps_unknown_keys, part_keys, root_keys, tensor_keys
 
 SPARSE = ("sparse_csr", "sparse_coo")
 KNOWN_LAYOUTS = SPARSE + ("dense", "tensor_train")
-#: the zTensor variant a target writes, where it keeps the unknown keys of a file of that variant
-SAME_FAMILY = {"zt-v1.0": "v1.0", "zt-objects": "v1.x-objects"}
+NEW_PARTS = "the tensor's parts are written anew"
 #: Where a component goes in the output: (offset in the source, …, role) compared item by item.
 SortKey = tuple[int | str, ...]
 #: component encodings a zTensor v2 file keeps when it is saved as v2 again
@@ -43,6 +44,7 @@ class PlannedComponent:
     digest: str | None = KEEP
     reencode: bool = False
     sort_key: SortKey = ()
+    unknown_keys: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,6 +72,8 @@ class FilePlan:
     version: str | None = None
     unknown_root: dict[str, Any] = field(default_factory=dict)
     alignment: int | None = None
+    generator: Any = None
+    warnings: list[str] = field(default_factory=list)
 
     def blobs(self) -> list[tuple[PlannedTensor, PlannedComponent]]:
         """Components in write order: the source file's byte order, then manifest order."""
@@ -86,6 +90,13 @@ class FilePlan:
         return total
 
 
+def with_unknown_keys(entry: dict[Any, Any], unknown: dict[Any, Any]) -> dict[Any, Any]:
+    """A manifest entry with the unknown keys its source entry had; a key the writer set itself wins."""
+    for key, value in unknown.items():
+        entry.setdefault(key, value)
+    return entry
+
+
 def _refuse(message: str, tensor: str | None = None) -> UnsupportedConversion:
     return UnsupportedConversion(message, rule="the output format must hold every tensor", tensor=tensor)
 
@@ -100,12 +111,20 @@ def build_plan(doc: EditableDocument) -> FilePlan:
         raise _refuse(exc.message) from None
     seen: set[str] = set()
     planned = []
+    dropped = DroppedKeys()
+    unknown_root, generator = root_keys(doc.original), None
+    if keeps_unknown_keys(doc.original, t):
+        generator = doc.original.extra.get("generator") if t.key == "zt-v1.0" else None
+    else:
+        dropped.add(cannot_hold(doc.original, t), "the root", unknown_root)
+        unknown_root = {}
     for index, dt in enumerate(doc.tensors):
         if dt.name in seen and t.key != "zt-v0.1":
             raise _refuse(f"the name {dt.name!r} is used by more than one tensor and {t.label} needs unique names; "
                           "rename or delete one of them", dt.name)
         seen.add(dt.name)
         planned.append(_plan_tensor(doc, index, dt))
+        _carry_unknown_keys(doc, dt, planned[-1], dropped)
     if t.key == "blz" and len(planned) != 1:
         raise _refuse(f"a .blz file holds exactly one tensor train, this document has {len(planned)} tensors; "
                       "delete the others or convert to zTensor v1.0")
@@ -113,10 +132,37 @@ def build_plan(doc: EditableDocument) -> FilePlan:
     if t.key == "zt-objects":
         same = doc.original.format == "zt" and doc.original.variant == "v1.x-objects"
         version = str(doc.original.extra.get("version", "1.2.0")) if same else "1.2.0"
-    unknown_root: dict[str, Any] = {}
-    if t.key == "zt-v1.0" and doc.original.format == "zt" and doc.original.variant == "v1.0":
-        unknown_root = dict(doc.original.extra.get("unknown_keys") or {})
-    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root, doc.alignment)
+    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root, doc.alignment, generator,
+                    dropped.warnings())
+
+
+def _carry_unknown_keys(doc: EditableDocument, dt: DocTensor, planned: PlannedTensor, dropped: DroppedKeys) -> None:
+    """Give the planned tensor and its parts the unknown keys of their entries when the target keeps them
+    (:mod:`.unknown_keys`); note the ones it cannot write."""
+    tf, o = doc.original, dt.original
+    keep = keeps_unknown_keys(tf, doc.target)
+    reason = NEW_PARTS if keep else cannot_hold(tf, doc.target)
+    keys = tensor_keys(o)
+    if keep and "attributes" in keys and (planned.attributes or planned.ranks is not None):
+        dropped.add("the tensor's attributes are written in their place", _tensor_place(dt),
+                    {"attributes": keys.pop("attributes")})
+    if keep:
+        planned.unknown_keys = keys
+    else:
+        dropped.add(reason, _tensor_place(dt), keys)
+    for role, c in o.components.items():
+        found = part_keys(tf, c)
+        if not found:
+            continue
+        component = planned.components.get(role)
+        if keep and component is not None and isinstance(component.data, FileBlob) and component.data.component is c:
+            component.unknown_keys = found
+        else:
+            dropped.add(reason, f"{_tensor_place(dt)}, part {value_text(role, 80)}", found)
+
+
+def _tensor_place(dt: DocTensor) -> str:
+    return f"tensor {value_text(dt.name, 80)}"
 
 
 def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTensor:
@@ -154,10 +200,7 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
         _check_v2_sparse(tf, dt)
     known = layout in KNOWN_LAYOUTS
     spelling = layout if (known and t.key != "zt-v0.1") or layout != o.layout else (o.layout_spelling or layout)
-    same_family = tf.format == "zt" and SAME_FAMILY.get(t.key) == tf.variant
-    unknown = {k: v for k, v in (o.extra_value("unknown_keys") or {}).items() if k != "attributes"} \
-        if same_family else {}
-    return PlannedTensor(dt.name, dtype, tuple(o.shape), layout, spelling, comps, attributes, unknown, ranks)
+    return PlannedTensor(dt.name, dtype, tuple(o.shape), layout, spelling, comps, attributes, {}, ranks)
 
 
 def _blob_key(o: Tensor, index: int) -> SortKey:
