@@ -174,6 +174,10 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
         raise _refuse(f"cannot be written: {first.message}{where}; delete the tensor (or repair the file) and save "
                       f"again", dt.name)
     layout = o.layout
+    route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
+        t.key, layout, bool(o.extra_value("packed")), tf.format == "zt-v2")
+    if route is None:
+        raise _layout_refusal(t, dt, layout)
     ranks = _ranks(o, dt) if layout == "tensor_train" else None
     attributes = {k: v for k, v in dt.attributes.items() if not (layout == "tensor_train" and k == "ranks")} \
         if dt.attributes else {}
@@ -184,17 +188,13 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
         except EditRefused as exc:
             raise _refuse(exc.message, dt.name) from None
     dtype = logical(o)
-    route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
-        t.key, layout, bool(o.extra_value("packed")), tf.format == "zt-v2")
     if route == "copy":
         comps = _file_components(tf, t, dt, index, layout, dtype)
     elif route == "densify":
         comps = {"data": _component(t, dt, "data", dtype, _dense_blob(tf, o), _blob_key(o, index), _first(dt))}
         layout, ranks = "dense", None
-    elif route == "unpack":
-        comps = _unpack_crate(tf, t, dt, _blob_key(o, index))
     else:
-        raise _layout_refusal(t, dt, layout)
+        comps = _unpack_crate(tf, t, dt, _blob_key(o, index))
     _check_layout(t, dt, layout, comps, tf.format == "zt-v2")
     if t.key == "zt-v2" and layout in SPARSE and tf.variant != "v2":
         _check_v2_sparse(tf, dt)
@@ -259,10 +259,16 @@ def _layout_refusal(t: rules.Target, dt: DocTensor, layout: str) -> UnsupportedC
     elif t.key == "zt-v2":
         why = ("its registry has no tensor-train layout profile" if layout == "tensor_train"
                else "ztviewer writes the dense, zt.sparse_csr/1 and zt.sparse_coo/1 layouts only")
+    elif "/" in layout:
+        why = "it is a zTensor v2 layout profile, which no other format defines"
     else:
         why = f"{t.label} stores dense tensors only"
-    fix = "densify it (densify=True) or convert to zTensor v1.0" if layout in SPARSE + ("tensor_train",) \
-        else "delete it or convert to zTensor v1.0"
+    if layout in SPARSE + ("tensor_train",):
+        fix = "densify it (densify=True) or convert to zTensor v1.0"
+    elif "/" in layout:
+        fix = "delete it, or keep the file in zTensor v2 (convert --to zt-v2)"
+    else:
+        fix = "delete it or convert to zTensor v1.0"
     return _refuse(f"{t.label} cannot hold the {what} tensor {dt.name!r}: {why}; {fix}", dt.name)
 
 
