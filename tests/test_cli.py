@@ -132,6 +132,28 @@ def test_edit_sets_and_deletes_attributes_and_renames(tmp_path, capsys):
     assert path.read_bytes() != out.read_bytes()
 
 
+def test_edit_compact_does_what_its_help_says(tmp_path, capsys):
+    from ztviewer.codec.arrays import save_arrays
+    from ztviewer.codec.model import SEEKABLE_ENCODING
+    from ztviewer.codec.registry import open_file
+
+    assert main(["edit", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "earlier generations go" in text and "every part keeps its encoding and digest: zstd parts stay zstd" in text
+    plain, path = tmp_path / "plain.zt", tmp_path / "z.zt"
+    save_arrays(plain, {"w": np.arange(5000, dtype=np.float32)}, to="zt-v2")
+    assert main(["convert", str(plain), str(path), "--to", "zt-v2", "--compress", "zstd"]) == 0
+    assert main(["edit", str(path), "--set-attr", "a=1", "--in-place"]) == 0
+    with open_file(path) as tf:
+        assert tf.extra["_generations"] and tf.tensor("w").components["data"].encoding == SEEKABLE_ENCODING
+        digest = tf.tensor("w").components["data"].digest
+    assert main(["edit", str(path), "--set-attr", "a=2", "--in-place", "--compact"]) == 0
+    with open_file(path) as tf:
+        data = tf.tensor("w").components["data"]
+        assert not tf.extra["_generations"] and tf.attributes == {"a": "2"}
+        assert (data.encoding, data.digest, data.offset) == (SEEKABLE_ENCODING, digest, 65536)
+
+
 def test_edit_refusal_is_a_clear_error(tmp_path, capsys):
     import safetensors.numpy
 

@@ -186,7 +186,8 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
     ``progress(done, total)`` and ``cancelled()`` is polled between chunks (:class:`Cancelled`).
 
     Metadata edits of a zTensor v2 file saved over itself become an appended generation (only the new
-    manifest is written, journaled against crashes); ``compact=True`` rewrites it as a fresh canonical file.
+    manifest is written, journaled against crashes); ``compact=True`` rewrites the whole file instead (canonical
+    64 KiB placement, earlier generations gone, every part keeping its encoding and digest).
     """
     target = os.fspath(path) if path is not None else doc.original.path
     if not target or target.startswith("<"):
