@@ -60,6 +60,21 @@ def test_info_text_lists_tensors_and_components(capsys):
     assert "data: @64 +" in out
 
 
+def test_info_json_tags_values_json_cannot_hold(tmp_path, capsys):
+    from tests.codec.formats.zt_builders import zt_bytes
+
+    attributes = {"nan": float("nan"), "text": "nan", "up": float("inf"), "down": -float("inf"), "raw": b"\x00\xff"}
+    data = {"data": {"dtype": "u8", "offset": 64, "length": 1}}
+    manifest = {"version": "1.2.0",
+                "objects": {"w": {"shape": [1], "format": "dense", "attributes": attributes, "components": data}}}
+    path = tmp_path / "a.zt"
+    path.write_bytes(zt_bytes(b"ZTEN1000", manifest, {64: b"\x07"}, objects=True))
+    assert main(["info", "--json", str(path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tensors"][0]["attributes"] == {"nan": {"float": "nan"}, "text": "nan", "up": {"float": "inf"},
+                                               "down": {"float": "-inf"}, "raw": {"bytes_hex": "00ff"}}
+
+
 @needs_corpus
 def test_export_bfloat16_as_float32_and_raw(tmp_path, capsys):
     doc_code = main(["info", "--json", str(EXTRA_ST)])
