@@ -75,6 +75,28 @@ def test_info_json_tags_values_json_cannot_hold(tmp_path, capsys):
                                                "down": {"float": "-inf"}, "raw": {"bytes_hex": "00ff"}}
 
 
+def test_float8_of_the_objects_layout_is_listed_and_exported_as_float8(tmp_path, capsys):
+    from tests.codec.formats.zt_builders import zt_bytes
+
+    def f8(logical: str, offset: int) -> dict:
+        return {"shape": [3], "format": "dense",
+                "components": {"data": {"dtype": "u8", "type": logical, "offset": offset, "length": 3}}}
+
+    manifest = {"version": "1.2.0", "objects": {"e4m3": f8("f8_e4m3fn", 64), "e5m2": f8("f8_e5m2", 128)}}
+    path = tmp_path / "f8.zt"
+    path.write_bytes(zt_bytes(b"ZTEN1000", manifest, {64: bytes([0x38, 0x40, 0xB8]), 128: bytes([0x3C, 0x40, 0xC0])},
+                              objects=True))
+    assert main(["info", "--json", str(path)]) == 0
+    listed = {t["name"]: t["dtype"] for t in json.loads(capsys.readouterr().out)["tensors"]}
+    assert listed == {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+    for name, values in (("e4m3", [1.0, 2.0, -1.0]), ("e5m2", [1.0, 2.0, -2.0])):
+        assert main(["export", str(path), name, "-o", str(tmp_path / "v.npy")]) == 0
+        exported = np.load(tmp_path / "v.npy")
+        assert exported.dtype == np.float32 and exported.tolist() == values
+        assert main(["export", str(path), name, "--raw", "-o", str(tmp_path / "raw.npy")]) == 0
+        assert np.load(tmp_path / "raw.npy").dtype == np.uint8
+
+
 @needs_corpus
 def test_export_bfloat16_as_float32_and_raw(tmp_path, capsys):
     doc_code = main(["info", "--json", str(EXTRA_ST)])
