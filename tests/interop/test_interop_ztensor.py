@@ -201,3 +201,15 @@ def test_ztensor_102_reads_our_edits_of_its_files(reference, tmp_path, corpus_di
     results = reference("1.0.2", paths)
     for path in paths:
         compare(path, results[str(path)], "1.0.2")
+
+
+def test_only_ztensor_12_reads_typed_file_attributes_of_the_objects_layout(reference, tmp_path):
+    """Why an objects-layout file with non-string file attributes is refused in version 1.1.0 and warned about in
+    1.2.0 (tests/codec/test_edit_refusals.py): 1.0.2 rejects the whole file, 1.2.3 reads it."""
+    typed, text = tmp_path / "typed.zt", tmp_path / "text.zt"
+    arrays = {"w": np.arange(4, dtype=np.float32)}
+    save_arrays(typed, arrays, to="zt-objects", attributes={"n": 1})
+    save_arrays(text, arrays, to="zt-objects", attributes={"n": "1"})
+    old, new = reference("1.0.2", [typed, text]), reference("1.2.3", [typed, text])
+    assert "expected a string" in old[str(typed)]["error"]
+    assert "error" not in old[str(text)] and "error" not in new[str(typed)] and "error" not in new[str(text)]

@@ -20,7 +20,7 @@ from ..model import SEEKABLE_ENCODING, Component, Problem, Tensor, TensorFile
 from ..text import value_text
 from .blobs import KEEP, BlobData, FileBlob, MemoryBlob, WidenedBlob
 from .document import DocComponent, DocTensor, EditableDocument
-from .unknown_keys import DroppedKeys, cannot_hold, keeps_unknown_keys, part_keys, root_keys, tensor_keys
+from .unknown_keys import SHOWN_PLACES, DroppedKeys, cannot_hold, keeps_unknown_keys, part_keys, root_keys, tensor_keys
 
 SPARSE = ("sparse_csr", "sparse_coo")
 KNOWN_LAYOUTS = SPARSE + ("dense", "tensor_train")
@@ -129,11 +129,31 @@ def build_plan(doc: EditableDocument) -> FilePlan:
         raise _refuse(f"a .blz file holds exactly one tensor train, this document has {len(planned)} tensors; "
                       "delete the others or convert to zTensor v1.0")
     version = None
+    warnings = dropped.warnings()
     if t.key == "zt-objects":
         same = doc.original.format == "zt" and doc.original.variant == "v1.x-objects"
         version = str(doc.original.extra.get("version", "1.2.0")) if same else "1.2.0"
-    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root, doc.alignment, generator,
-                    dropped.warnings())
+        warnings += _objects_file_attributes(doc.attributes, version)
+    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root, doc.alignment, generator, warnings)
+
+
+def _objects_file_attributes(attributes: dict[str, Any], version: str) -> list[str]:
+    """ztensor 1.0.2 reads the root ``attributes`` of an objects-layout file as a string → string map and rejects
+    the whole file otherwise (1.2 reads any value): refused in a file of the version 1.0.2 writes ("1.1.0"),
+    a warning in a "1.2.0" file."""
+    typed = {key: value for key, value in attributes.items() if type(value) is not str}
+    if not typed:
+        return []
+    if version.startswith(("1.0", "1.1")):
+        key, value = next(iter(typed.items()))
+        raise _refuse(f"the {type(value).__name__} value of file attribute {key!r} cannot go in an objects-layout "
+                      f"file of version {version}: ztensor 1.0.2, which writes that version, reads file attributes "
+                      f"as a string → string map and rejects the whole file otherwise; store it as a string, e.g. "
+                      f"{value_text(value, 40)!r}")
+    names = ", ".join(value_text(key, 60) for key in list(typed)[:SHOWN_PLACES])
+    more = f" and {len(typed) - SHOWN_PLACES:,} more" if len(typed) > SHOWN_PLACES else ""
+    return [f"file attributes {names}{more} are not strings: ztensor 1.2 reads the file, but ztensor 1.0.2 reads "
+            "file attributes as a string → string map and rejects the whole file"]
 
 
 def _carry_unknown_keys(doc: EditableDocument, dt: DocTensor, planned: PlannedTensor, dropped: DroppedKeys) -> None:
