@@ -127,3 +127,20 @@ def test_a_v10_edit_and_its_reversal_give_back_the_manifest_generator_included(t
     assert main(["edit", str(source), "--set-attr", "a=b", "--in-place"]) == 0
     assert main(["edit", str(source), "--del-attr", "a", "--in-place"]) == 0
     assert manifest_of(source, "zt-v1.0") == manifest_of(copy_path, "zt-v1.0")
+
+
+def test_parts_written_anew_name_the_keys_they_lose(tmp_path, capsys):
+    values, indices, indptr = np.array([1.5, -2.0], "<f4"), np.array([0, 2], "<u8"), np.array([0, 1, 2], "<u8")
+    csr = {"dtype": "float32", "shape": [2, 3], "format": "sparse_csr", "x-tensor": 1, "components": {
+        "values": {"offset": 64, "length": 8, "x-values": "v"}, "indices": {"offset": 128, "length": 16},
+        "indptr": {"offset": 192, "length": 24}}}
+    manifest = {"version": "1.0", "generator": "g", "attributes": {}, "tensors": {"m": csr}}
+    source = tmp_path / "in.zt"
+    source.write_bytes(zt_bytes(b"ZTEN1000", manifest, {64: values.tobytes(), 128: indices.tobytes(),
+                                                        192: indptr.tobytes()}))
+    out = tmp_path / "out.zt"
+    assert main(["convert", str(source), str(out), "--to", "zt", "--densify"]) == 0
+    err = capsys.readouterr().err
+    assert "dropped (the tensor's parts are written anew): tensor 'm', part 'values': 'x-values'" in err
+    entry = manifest_of(out, "zt-v1.0")["tensors"]["m"]
+    assert entry["format"] == "dense" and entry["x-tensor"] == 1 and "x-values" not in repr(entry)
