@@ -144,3 +144,15 @@ def test_parts_written_anew_name_the_keys_they_lose(tmp_path, capsys):
     assert "dropped (the tensor's parts are written anew): tensor 'm', part 'values': 'x-values'" in err
     entry = manifest_of(out, "zt-v1.0")["tensors"]["m"]
     assert entry["format"] == "dense" and entry["x-tensor"] == 1 and "x-values" not in repr(entry)
+
+
+def test_a_safetensors_save_names_the_entry_keys_it_drops(tmp_path, capsys):
+    header = (b'{"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16],"x-entry":{"a":1}},'
+              b'"v":{"dtype":"U8","shape":[1],"data_offsets":[16,17]}}')
+    source = tmp_path / "in.safetensors"
+    source.write_bytes(struct.pack("<Q", len(header)) + header + DATA + b"\x07")
+    out = tmp_path / "out.safetensors"
+    assert main(["edit", str(source), "--set-attr", "a=b", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "dropped (safetensors defines no place for them" in err and "tensor 'w': 'x-entry'" in err
+    assert "'v'" not in err and b"x-entry" not in out.read_bytes()

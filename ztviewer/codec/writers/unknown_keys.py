@@ -5,7 +5,9 @@ an object / tensor entry (``Tensor.extra["unknown_keys"]``) and in a part / comp
 ``Component.extra["unknown_keys"]``; v1.x: the component's ``extra`` besides its logical ``type``). A save in the
 file's own format carries them over unchanged at every level, so an edit never drops what it does not
 understand. Any other format cannot hold them (their meaning belongs to the format that wrote them): such a
-save drops them and says which, where (:class:`DroppedKeys`).
+save drops them and says which, where (:class:`DroppedKeys`). So does a safetensors save of the keys a safetensors
+entry holds besides ``dtype``, ``shape`` and ``data_offsets`` (``Tensor.extra["unknown_keys"]``), which the format
+defines no place for.
 """
 from __future__ import annotations
 
@@ -28,9 +30,11 @@ def keeps_unknown_keys(tf: TensorFile, target: Target) -> bool:
 
 
 def cannot_hold(tf: TensorFile, target: Target) -> str:
-    """The reason a save of ``tf`` as another format drops its unknown keys."""
-    family = _FAMILY.get((tf.format, tf.variant))
-    source = TARGETS[family].label if family is not None else f"{tf.format} {tf.variant}"
+    """The reason a save of ``tf`` as ``target`` drops its unknown keys."""
+    family = _FAMILY.get((tf.format, tf.variant), tf.format)
+    source = TARGETS[family].label if family in TARGETS else f"{tf.format} {tf.variant}".strip()
+    if family == target.key:  # safetensors: its entries hold dtype, shape and data_offsets only
+        return f"{target.label} defines no place for them and its reference reader ignores them"
     return f"{target.label} cannot hold keys of a {source} manifest"
 
 
