@@ -213,3 +213,25 @@ def test_only_ztensor_12_reads_typed_file_attributes_of_the_objects_layout(refer
     old, new = reference("1.0.2", [typed, text]), reference("1.2.3", [typed, text])
     assert "expected a string" in old[str(typed)]["error"]
     assert "error" not in old[str(text)] and "error" not in new[str(typed)] and "error" not in new[str(text)]
+
+
+def test_the_reference_readers_read_past_the_unknown_keys_an_edit_keeps(reference, tmp_path):
+    """The keys tests/codec/writers/test_unknown_keys.py carries over at every level are read past by the readers of
+    each format: ztensor 1.0.1 (v1.0), 1.0.2 and 1.2.3 (objects layout), 2.1.2 (v2, deep verification)."""
+    from tests.codec.writers.test_unknown_keys import FILES
+    from ztviewer.codec.save import edit_file
+
+    written = {}
+    for fmt, (build, _manifest) in FILES.items():
+        source, out = tmp_path / f"{fmt}.zt", tmp_path / f"{fmt}-edited.zt"
+        source.write_bytes(build())
+        edit_file(source, [SetFileAttribute("note", "edited")], out)
+        written[fmt] = out
+    for version, fmt in (("1.0.1", "zt-v1.0"), ("1.0.2", "zt-objects"), ("1.2.3", "zt-objects")):
+        result = reference(version, [written[fmt]])[str(written[fmt])]
+        assert "error" not in result and [t["name"] for t in result["tensors"]] == ["w"], (version, result)
+        compare(written[fmt], result, version)
+    v2 = pytest.importorskip("ztensor")
+    with v2.open(str(written["zt-v2"])) as source:
+        report = source.verify(deep=True)
+        assert report.checked == 1 and report.undigested == 0 and source.attributes == {"note": "edited"}
