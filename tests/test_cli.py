@@ -60,6 +60,43 @@ def test_info_text_lists_tensors_and_components(capsys):
     assert "data: @64 +" in out
 
 
+def test_info_json_tags_values_json_cannot_hold(tmp_path, capsys):
+    from tests.codec.formats.zt_builders import zt_bytes
+
+    attributes = {"nan": float("nan"), "text": "nan", "up": float("inf"), "down": -float("inf"), "raw": b"\x00\xff"}
+    data = {"data": {"dtype": "u8", "offset": 64, "length": 1}}
+    manifest = {"version": "1.2.0",
+                "objects": {"w": {"shape": [1], "format": "dense", "attributes": attributes, "components": data}}}
+    path = tmp_path / "a.zt"
+    path.write_bytes(zt_bytes(b"ZTEN1000", manifest, {64: b"\x07"}, objects=True))
+    assert main(["info", "--json", str(path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tensors"][0]["attributes"] == {"nan": {"float": "nan"}, "text": "nan", "up": {"float": "inf"},
+                                               "down": {"float": "-inf"}, "raw": {"bytes_hex": "00ff"}}
+
+
+def test_float8_of_the_objects_layout_is_listed_and_exported_as_float8(tmp_path, capsys):
+    from tests.codec.formats.zt_builders import zt_bytes
+
+    def f8(logical: str, offset: int) -> dict:
+        return {"shape": [3], "format": "dense",
+                "components": {"data": {"dtype": "u8", "type": logical, "offset": offset, "length": 3}}}
+
+    manifest = {"version": "1.2.0", "objects": {"e4m3": f8("f8_e4m3fn", 64), "e5m2": f8("f8_e5m2", 128)}}
+    path = tmp_path / "f8.zt"
+    path.write_bytes(zt_bytes(b"ZTEN1000", manifest, {64: bytes([0x38, 0x40, 0xB8]), 128: bytes([0x3C, 0x40, 0xC0])},
+                              objects=True))
+    assert main(["info", "--json", str(path)]) == 0
+    listed = {t["name"]: t["dtype"] for t in json.loads(capsys.readouterr().out)["tensors"]}
+    assert listed == {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
+    for name, values in (("e4m3", [1.0, 2.0, -1.0]), ("e5m2", [1.0, 2.0, -2.0])):
+        assert main(["export", str(path), name, "-o", str(tmp_path / "v.npy")]) == 0
+        exported = np.load(tmp_path / "v.npy")
+        assert exported.dtype == np.float32 and exported.tolist() == values
+        assert main(["export", str(path), name, "--raw", "-o", str(tmp_path / "raw.npy")]) == 0
+        assert np.load(tmp_path / "raw.npy").dtype == np.uint8
+
+
 @needs_corpus
 def test_export_bfloat16_as_float32_and_raw(tmp_path, capsys):
     doc_code = main(["info", "--json", str(EXTRA_ST)])
@@ -130,6 +167,28 @@ def test_edit_sets_and_deletes_attributes_and_renames(tmp_path, capsys):
     with safetensors.safe_open(str(out), "np") as f:
         assert f.metadata() == {"keep": "1", "license": "MIT"}
     assert path.read_bytes() != out.read_bytes()
+
+
+def test_edit_compact_does_what_its_help_says(tmp_path, capsys):
+    from ztviewer.codec.arrays import save_arrays
+    from ztviewer.codec.model import SEEKABLE_ENCODING
+    from ztviewer.codec.registry import open_file
+
+    assert main(["edit", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "earlier generations go" in text and "every part keeps its encoding and digest: zstd parts stay zstd" in text
+    plain, path = tmp_path / "plain.zt", tmp_path / "z.zt"
+    save_arrays(plain, {"w": np.arange(5000, dtype=np.float32)}, to="zt-v2")
+    assert main(["convert", str(plain), str(path), "--to", "zt-v2", "--compress", "zstd"]) == 0
+    assert main(["edit", str(path), "--set-attr", "a=1", "--in-place"]) == 0
+    with open_file(path) as tf:
+        assert tf.extra["_generations"] and tf.tensor("w").components["data"].encoding == SEEKABLE_ENCODING
+        digest = tf.tensor("w").components["data"].digest
+    assert main(["edit", str(path), "--set-attr", "a=2", "--in-place", "--compact"]) == 0
+    with open_file(path) as tf:
+        data = tf.tensor("w").components["data"]
+        assert not tf.extra["_generations"] and tf.attributes == {"a": "2"}
+        assert (data.encoding, data.digest, data.offset) == (SEEKABLE_ENCODING, digest, 65536)
 
 
 def test_edit_refusal_is_a_clear_error(tmp_path, capsys):

@@ -111,6 +111,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         for p in tensor.problems:
             say(str(p), sys.stderr)
         return EXIT_PROBLEMS
+    if tensor.shard is not None:  # what info and check say about the shard the bytes are read from
+        from .codec.multifile.shards import shard_warnings
+
+        for p in shard_warnings(tf.problems, tensor.shard):
+            say(str(p), sys.stderr)
     output = args.output if args.output.endswith(".npy") else args.output + ".npy"  # as np.save names it
     cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(output)))
     written: list[Any] = []

@@ -11,7 +11,7 @@ import math
 import sys
 from typing import Any
 
-from .cli_info import jsonable
+from .cli_info import float_name, jsonable
 from .codec.text import printable
 from .session.formatting import number_text
 
@@ -90,9 +90,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _number(value: float | None) -> Any:
-    if value is None or math.isfinite(value):
-        return value
-    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value if value is None or math.isfinite(value) else float_name(value)
 
 
 def _side_json(side) -> dict[str, Any] | None:

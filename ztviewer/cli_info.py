@@ -27,8 +27,10 @@ _BATCH = 2000  # tensors per write
 
 
 def jsonable(value: Any) -> Any:
-    """A decoded value as plain JSON data: bytes as hex, huge integers losslessly as text, NaN/inf as text,
-    map keys as text."""
+    """A decoded value as plain JSON data, map keys as text. What JSON has no value for becomes a one-key object
+    naming its kind, so it cannot be taken for a string the file holds: bytes ``{"bytes_hex": "00ff"}``, huge
+    integers ``{"integer_hex": …}`` / ``{"integer_decimal": …}``, NaN and infinities ``{"float": "nan"}`` (``"inf"``,
+    ``"-inf"``)."""
     if isinstance(value, dict):
         return {_key_text(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -38,10 +40,15 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, HugeInt):
         return value.as_json()
     if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
+        return {"float": float_name(value)}
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return value_text(value)
+
+
+def float_name(value: float) -> str:
+    """``nan``, ``inf`` or ``-inf`` for a float JSON cannot hold."""
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
 
 def _key_text(key: Any) -> str:

@@ -39,7 +39,9 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("--rename", action="append", default=[], metavar="OLD=NEW", help="rename a tensor")
     edit.add_argument("--delete", action="append", default=[], metavar="NAME", help="delete a tensor")
     edit.add_argument("--compact", action="store_true",
-                      help="zTensor v2 in place: rewrite as a fresh canonical file instead of appending a generation")
+                      help="zTensor v2 in place: rewrite the whole file instead of appending a generation (earlier "
+                      "generations go, blobs move to canonical 64 KiB placement; every part keeps its encoding and "
+                      "digest: zstd parts stay zstd)")
     where = edit.add_mutually_exclusive_group(required=True)
     where.add_argument("-o", "--output", help="write the edited file here")
     where.add_argument("--in-place", action="store_true", help="replace FILE (atomically)")
@@ -117,7 +119,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes)")
     report_cleaned(result.cleaned)
+    report_warnings(result.warnings)
     return 0
+
+
+def report_warnings(warnings: tuple[str, ...]) -> None:
+    """What the output could not hold (the file was written without it)."""
+    for text in warnings:
+        say(f"warning: {text}", sys.stderr)
 
 
 def report_cleaned(paths: tuple[str, ...]) -> None:
@@ -162,4 +171,5 @@ def cmd_edit(args: argparse.Namespace) -> int:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")
     report_cleaned(result.cleaned)
+    report_warnings(result.warnings)
     return 0

@@ -193,3 +193,34 @@ def test_bad_tensor_train_ranks():
     tf.tensors[0].extra["ranks"] = (1, 1)
     with pytest.raises(CodecError, match=r"no valid ranks .* expected 3 positive integers"):
         build_plan(EditableDocument(tf, "zt"))
+
+
+def _objects_file(tmp_path, version: str):
+    from tests.codec.formats.zt_builders import zt_bytes
+
+    manifest = {"version": version, "objects": {"w": {"shape": [1], "format": "dense", "components": {
+        "data": {"dtype": "u8", "offset": 64, "length": 1}}}}}
+    path = tmp_path / f"objects-{version}.zt"
+    path.write_bytes(zt_bytes(b"ZTEN1000", manifest, {64: b"\x07"}, objects=True))
+    return path
+
+
+def test_objects_file_attributes_ztensor_102_cannot_read(tmp_path):
+    """ztensor 1.0.2 reads an objects file's root attributes as strings only (tests/interop checks it): refused in
+    the version it writes, named in a warning in a 1.2.0 file, which ztensor 1.2 reads."""
+    with open_file(_objects_file(tmp_path, "1.1.0")) as tf:
+        doc = EditableDocument(tf)
+        SetFileAttribute("n", 3).apply(doc)
+        with pytest.raises(UnsupportedConversion, match=r"version 1\.1\.0: ztensor 1\.0\.2, .* store it as a string"):
+            save(doc, tmp_path / "out.zt")
+        SetFileAttribute("n", "3").apply(doc)
+        assert save(doc, tmp_path / "out.zt").warnings == ()
+    with open_file(_objects_file(tmp_path, "1.2.0")) as tf:
+        doc = EditableDocument(tf)
+        SetFileAttribute("n", 3).apply(doc)
+        SetFileAttribute("m", {"k": [1]}).apply(doc)
+        SetFileAttribute("s", "text").apply(doc)
+        (warning,) = save(doc, tmp_path / "out.zt").warnings
+    assert "'n', 'm' are not strings" in warning and "ztensor 1.0.2" in warning and "'s'" not in warning
+    with open_file(tmp_path / "out.zt") as written:
+        assert written.attributes == {"n": 3, "m": {"k": [1]}, "s": "text"}

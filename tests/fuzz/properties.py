@@ -61,7 +61,7 @@ def check_valid(built: Built) -> None:
     assert sorted(t.name for t in tf.tensors) == sorted(expected)
     for tensor in tf.tensors:
         want = expected[tensor.name]
-        listed = (want.listed_dtype or want.dtype, want.shape, want.layout)
+        listed = (want.dtype, want.shape, want.layout)
         assert (tensor.dtype, tuple(tensor.shape), tensor.layout) == listed, tensor
         if built.expected_dense is not None:  # BLZ: the reconstruction of the cores
             got = to_dense(tf, tensor)

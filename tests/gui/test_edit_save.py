@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import subprocess
 import sys
 
@@ -197,3 +198,18 @@ def test_save_as_blz_where_it_fits(qtbot, window, tmp_path):
     new = wait_saved(qtbot, window, out, view)
     assert new.tensor_file.format == "blz" and new.edit_session.writable
     assert assert_checks(out).tensors_decoded == 1
+
+
+def test_save_says_which_unknown_keys_it_dropped(qtbot, window, tmp_path):
+    from tests.gui.window_helpers import open_in_window
+    from ztviewer.codec.edit import SetFileAttribute
+
+    header = b'{"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"x-entry":1}}'
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + b"\x07")
+    view = open_in_window(qtbot, window, path)
+    view.edit_session.push(SetFileAttribute("producer", "ztviewer test"))
+    window.editing.save_action.trigger()
+    wait_saved(qtbot, window, path, view)
+    message = window.statusBar().currentMessage()
+    assert message.startswith(f"Saved {path}") and "dropped" in message and "tensor 'w': 'x-entry'" in message

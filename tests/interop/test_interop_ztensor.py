@@ -201,3 +201,37 @@ def test_ztensor_102_reads_our_edits_of_its_files(reference, tmp_path, corpus_di
     results = reference("1.0.2", paths)
     for path in paths:
         compare(path, results[str(path)], "1.0.2")
+
+
+def test_only_ztensor_12_reads_typed_file_attributes_of_the_objects_layout(reference, tmp_path):
+    """Why an objects-layout file with non-string file attributes is refused in version 1.1.0 and warned about in
+    1.2.0 (tests/codec/test_edit_refusals.py): 1.0.2 rejects the whole file, 1.2.3 reads it."""
+    typed, text = tmp_path / "typed.zt", tmp_path / "text.zt"
+    arrays = {"w": np.arange(4, dtype=np.float32)}
+    save_arrays(typed, arrays, to="zt-objects", attributes={"n": 1})
+    save_arrays(text, arrays, to="zt-objects", attributes={"n": "1"})
+    old, new = reference("1.0.2", [typed, text]), reference("1.2.3", [typed, text])
+    assert "expected a string" in old[str(typed)]["error"]
+    assert "error" not in old[str(text)] and "error" not in new[str(typed)] and "error" not in new[str(text)]
+
+
+def test_the_reference_readers_read_past_the_unknown_keys_an_edit_keeps(reference, tmp_path):
+    """The keys tests/codec/writers/test_unknown_keys.py carries over at every level are read past by the readers of
+    each format: ztensor 1.0.1 (v1.0), 1.0.2 and 1.2.3 (objects layout), 2.1.2 (v2, deep verification)."""
+    from tests.codec.writers.test_unknown_keys import FILES
+    from ztviewer.codec.save import edit_file
+
+    written = {}
+    for fmt, (build, _manifest) in FILES.items():
+        source, out = tmp_path / f"{fmt}.zt", tmp_path / f"{fmt}-edited.zt"
+        source.write_bytes(build())
+        edit_file(source, [SetFileAttribute("note", "edited")], out)
+        written[fmt] = out
+    for version, fmt in (("1.0.1", "zt-v1.0"), ("1.0.2", "zt-objects"), ("1.2.3", "zt-objects")):
+        result = reference(version, [written[fmt]])[str(written[fmt])]
+        assert "error" not in result and [t["name"] for t in result["tensors"]] == ["w"], (version, result)
+        compare(written[fmt], result, version)
+    v2 = pytest.importorskip("ztensor")
+    with v2.open(str(written["zt-v2"])) as source:
+        report = source.verify(deep=True)
+        assert report.checked == 1 and report.undigested == 0 and source.attributes == {"note": "edited"}

@@ -53,6 +53,7 @@ class SaveResult:
     cleaned: tuple[str, ...] = ()  # stale temporaries of killed saves removed from the folder first
     appended: int | None = None    # zTensor v2 saved in place: the bytes of the appended generation
     generation: int | None = None  # and its number (the first generation is 1)
+    warnings: tuple[str, ...] = ()  # what the output could not hold (unknown manifest keys of another format)
 
 
 def temporary_name(target: str) -> str:
@@ -185,7 +186,8 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
     ``progress(done, total)`` and ``cancelled()`` is polled between chunks (:class:`Cancelled`).
 
     Metadata edits of a zTensor v2 file saved over itself become an appended generation (only the new
-    manifest is written, journaled against crashes); ``compact=True`` rewrites it as a fresh canonical file.
+    manifest is written, journaled against crashes); ``compact=True`` rewrites the whole file instead (canonical
+    64 KiB placement, earlier generations gone, every part keeping its encoding and digest).
     """
     target = os.fspath(path) if path is not None else doc.original.path
     if not target or target.startswith("<"):
@@ -204,7 +206,7 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
         size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,
                             release=lambda: release_sources_of(doc.original, target))
     drop_stale_journal(target)
-    return SaveResult(os.path.realpath(target), size, doc.target.key, cleaned)
+    return SaveResult(os.path.realpath(target), size, doc.target.key, cleaned, warnings=tuple(plan.warnings))
 
 
 def release_sources_of(tensor_file: TensorFile, target: str) -> None:

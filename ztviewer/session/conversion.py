@@ -53,10 +53,11 @@ def plan_save(doc: EditableDocument, options: SaveOptions) -> Verdict:
                     return Verdict(None, f"{probe.target.label} has no {logical(dt.original)} dtype, needed by "
                                          f"tensor {dt.name!r}; delete the tensor or choose zTensor v1.0")
                 probe.tensors.remove(dt)
-        build_plan(probe)
+        warnings = build_plan(probe).warnings
     except CodecError as exc:
         return Verdict(None, exc.message)
-    return Verdict(prepared, "", tuple(_notes(doc, prepared, options)))
+    return Verdict(prepared, "", tuple(_notes(doc, prepared, options)) + tuple(f"{text[0].upper()}{text[1:]}."
+                                                                              for text in warnings))
 
 
 def _notes(doc: EditableDocument, prepared: EditableDocument, options: SaveOptions) -> list[str]:

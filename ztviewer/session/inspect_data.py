@@ -46,13 +46,15 @@ CancelCheck = Callable[[], bool]
 
 
 def presentations(tensor: Tensor) -> list[str]:
-    """dtype names the stored bits can be shown as: the stored dtype, plus a logical type when the file
-    records one over the same storage (float8 stored as uint8)."""
+    """dtype names the stored bits can be shown as: the tensor's dtype, and the other reading of the same bytes
+    the file records (a float8 logical type over uint8 storage offers both, the logical type first)."""
     names = [tensor.dtype]
-    logical = tensor.extra.get("logical_type")
-    if (logical in DTYPES and logical != tensor.dtype and tensor.dtype in DTYPES
-            and DTYPES[logical].itemsize == DTYPES[tensor.dtype].itemsize and DTYPES[logical].kind != "complex"):
-        names.insert(0, logical)
+    data = tensor.components.get("data")
+    logical, storage = tensor.extra.get("logical_type"), data.dtype if data is not None else None
+    for other in (logical, storage):
+        if (other in DTYPES and other not in names and tensor.dtype in DTYPES
+                and DTYPES[other].itemsize == DTYPES[tensor.dtype].itemsize and DTYPES[other].kind != "complex"):
+            names.insert(0 if other == logical else len(names), other)
     return names
 
 

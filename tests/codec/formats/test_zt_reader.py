@@ -11,6 +11,7 @@ from pathlib import Path
 import cbor2
 import pytest
 
+from tests._corpus import listed_dtype
 from tests.codec.formats.zt_builders import CORPUS, errors, open_bytes, warnings, zt_corpus_entries, zt_hostile_entries
 from ztviewer.codec import registry
 from ztviewer.codec.dtypes import ZT_SHORT_TO_CANONICAL
@@ -47,10 +48,6 @@ def oracle_manifest(path: Path) -> tuple[str, list[tuple[str, dict]]]:
     return "v1.0", [(name, t["components"]) for name, t in root["tensors"].items()]
 
 
-def expected_dtype(entry: dict) -> str:
-    return entry["dtype"]
-
-
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e["path"])
 def test_corpus_file_reads_as_manifest_says(entry):
     path = CORPUS / entry["path"]
@@ -62,7 +59,7 @@ def test_corpus_file_reads_as_manifest_says(entry):
         assert [t.index for t in tf.tensors] == list(range(len(tf.tensors)))
         for want in entry["tensors"]:
             got = tf.tensor(want["name"])
-            assert got.dtype == expected_dtype(want), want["name"]
+            assert got.dtype == listed_dtype(want), want["name"]
             assert got.shape == tuple(want["shape"]), want["name"]
             assert got.layout == CANONICAL_LAYOUT.get(want["layout"], want["layout"]), want["name"]
             assert got.layout_spelling == want["layout"]

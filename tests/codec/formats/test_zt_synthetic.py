@@ -248,7 +248,8 @@ def test_objects_logical_types_and_their_sizes():
     assert has_error(tf, "c64_short", "24 bytes", "48")
     assert has_error(tf, "f8_over_f32", "stored as uint8")
     f8 = tf.tensor("f8")
-    assert (f8.dtype, f8.extra["logical_type"], f8.problems) == ("uint8", "float8_e4m3fn", [])
+    assert (f8.dtype, f8.components["data"].dtype, f8.extra["logical_type"], f8.problems) == (
+        "float8_e4m3fn", "uint8", "float8_e4m3fn", [])
     assert tf.tensor("odd").dtype == "f128" and has_error(tf, "odd", "unknown component dtype 'f128'")
 
 

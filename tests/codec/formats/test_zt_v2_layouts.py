@@ -10,8 +10,9 @@ import pytest
 from tests.codec.formats.v2_builders import assemble, part
 from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
+from ztviewer.codec.convert import convert
 from ztviewer.codec.dense import to_dense
-from ztviewer.codec.errors import UnsupportedLayout
+from ztviewer.codec.errors import UnsupportedConversion, UnsupportedLayout
 from ztviewer.codec.formats.zt_v2 import rules
 
 
@@ -92,6 +93,21 @@ def test_quant_group_is_validated_and_shown_structurally(tmp_path):
     wrong = dict(AWQ, packing={"word": "u32", "order": "lsb_first", "per_word": 4})
     with open_file(_quant(tmp_path, wrong, parts, {4096: bytes(128), 8192: bytes(16), 12288: bytes(4)}, shape)) as tf:
         assert [p.rule for p in tf.all_problems()] == [rules.LAYOUT_RULE]
+
+
+@pytest.mark.parametrize("to", ["zt-v1.0", "zt-objects", "safetensors", "zt-v0.1", "blz"])
+def test_a_format_that_cannot_hold_quant_group_names_zt_v2_instead(tmp_path, to):
+    parts = {"data": part("u32", 4096, 128), "scales": part("f16", 8192, 16), "zeros": part("u32", 12288, 4)}
+    path = _quant(tmp_path, AWQ, parts, {4096: bytes(128), 8192: bytes(16), 12288: bytes(4)}, [4, 64])
+    with pytest.raises(UnsupportedConversion) as refused:
+        convert(path, tmp_path / "out", to=to)
+    message = refused.value.message
+    assert "'zt.quant_group/1'-layout tensor 'q'" in message and "keep the file in zTensor v2" in message
+    assert "convert to zTensor v1.0" not in message
+    assert not (tmp_path / "out").exists()
+    convert(path, tmp_path / "out.zt", to="zt-v2")  # the format the refusal names holds it
+    with open_file(tmp_path / "out.zt") as tf:
+        assert tf.tensor("q").layout == "zt.quant_group/1" and not list(tf.all_problems())
 
 
 def test_gguf_blocks_are_opaque_but_sized(tmp_path):

@@ -25,8 +25,8 @@ def messages(tf, severity: str) -> list[str]:
     return [p.describe() for p in tf.all_problems() if p.severity.value == severity]
 
 
-@needs_links
-def test_shard_linked_outside_the_folder_is_read_and_named(tmp_path, capsys):
+def shard1_linked_out(tmp_path):
+    """(arrays, index) of a checkpoint whose first shard is a link to ``blobs/abc123`` beside its folder."""
     arrays = hf_arrays()
     folder = tmp_path / "snapshot"
     folder.mkdir()
@@ -35,6 +35,13 @@ def test_shard_linked_outside_the_folder_is_read_and_named(tmp_path, capsys):
     blobs.mkdir()
     shutil.move(folder / SHARD1, blobs / "abc123")
     (folder / SHARD1).symlink_to(os.path.relpath(blobs / "abc123", folder))  # as a Hugging Face cache links
+    return arrays, index
+
+
+@needs_links
+def test_shard_linked_outside_the_folder_is_read_and_named(tmp_path, capsys):
+    arrays, index = shard1_linked_out(tmp_path)
+    blobs = tmp_path / "blobs"
     with open_path(index) as tf:
         warned = messages(tf, "warning")
         assert any(str(blobs / "abc123") in m and "outside the set's folder" in m and SHARD1 in m for m in warned)
@@ -154,3 +161,19 @@ def test_shards_open_the_same_without_the_one_call_open(tmp_path, monkeypatch):
     assert any(names[1] in p and "FIFO" in p for p in problems)
     assert any(names[2] in p and "folder, not a regular file" in p for p in problems)
     assert any(names[3] in p and "missing" in p for p in problems)
+
+
+@needs_links
+def test_export_says_its_shard_is_a_link_out_of_the_folder_as_info_does(tmp_path, capsys):
+    arrays, index = shard1_linked_out(tmp_path)
+    linked = next(iter(arrays[SHARD1]))
+    other = next(iter(arrays[SHARD2]))
+    assert main(["info", str(index)]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if "outside the set's folder" in line]
+    assert len(said) == 1 and SHARD1 in said[0]
+    assert main(["export", str(index), linked, "-o", str(tmp_path / "a.npy")]) == 0
+    err = capsys.readouterr().err
+    assert said[0].strip() in err
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), arrays[SHARD1][linked])
+    assert main(["export", str(index), other, "-o", str(tmp_path / "b.npy")]) == 0
+    assert "outside" not in capsys.readouterr().err  # a shard in the folder: nothing to say

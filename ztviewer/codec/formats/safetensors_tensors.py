@@ -118,9 +118,12 @@ def check_entry(name: str, value: Any, base: int, buffer_len: int, locate: Locat
         repeated = sorted(k for k, n in Counter(map(_first, value)).items() if n > 1)
         _report(entry, error, f"the entry repeats key(s) {', '.join(map(repr, repeated))}; the last value "
                 "is used", "no duplicate keys", locate(name))
-    for key in sorted(info.keys() - set(ENTRY_KEYS)):
+    unknown = sorted(info.keys() - set(ENTRY_KEYS))
+    for key in unknown:
         _report(entry, warning, f"unknown key {key!r} in the entry is ignored (as the reference reader does)",
                 "entry keys are dtype, shape, data_offsets", locate(name))
+    if unknown:
+        entry.extra["unknown_keys"] = {key: info[key] for key in unknown}  # a save names what it drops
     itemsize = _check_dtype(entry, info, locate)
     shape_ok = _check_shape(entry, info, locate)
     _check_offsets(entry, info, base, buffer_len, locate)

@@ -177,11 +177,7 @@ def logical_dtype(component: Component) -> str | None:
     logical = component.extra.get("type") if component.extra else None
     if logical is not None:
         spec = ZT_LOGICAL_TYPES.get(logical) if type(logical) is str else None
-        if spec is None:
-            return None
-        # ztensor 1.2.x hands float8 back as its uint8 storage (the corpus agrees), complex as complex;
-        # the float8 meaning stays visible as tensor.extra["logical_type"].
-        return spec[1] if spec[0].startswith("float8") else spec[0]
+        return spec[0] if spec is not None else None
     return component.dtype
 
 

@@ -25,6 +25,7 @@ from .zt_v10 import entry_name, parse_components, parse_layout, root_map
 #: the newest objects-layout minor version this reader knows ("1.2.0", written by ztensor 1.2.x).
 SUPPORTED_MINOR = 2
 _OBJECT_KEYS = frozenset({"shape", "format", "attributes", "components"})
+_ROOT_KEYS = frozenset({"version", "attributes", "objects"})
 
 
 def read_manifest(root: Any, offset: int, table: MutableSequence[Tensor] | None = None
@@ -39,6 +40,8 @@ def read_manifest(root: Any, offset: int, table: MutableSequence[Tensor] | None 
                               rule="v1.x: attributes is a map"))
         attributes = {}
     extra = {k: root[k] for k in ("version", "generator") if k in root}
+    if not _ROOT_KEYS.issuperset(root):
+        extra["unknown_keys"] = {k: v for k, v in root.items() if k not in _ROOT_KEYS}
     return table if table is not None else objects_tensors(entries, _object), problems, attributes, extra
 
 

@@ -131,6 +131,17 @@ class Shard:
         return row
 
 
+def shard_prefix(name: str) -> str:
+    """How a set-level problem names the shard it is about (it starts with this)."""
+    return f"shard {name!r}: "
+
+
+def shard_warnings(problems: list[Problem], name: str) -> list[Problem]:
+    """The set-level warnings about shard ``name`` (a link out of the set's folder, the shard file's own)."""
+    prefix = shard_prefix(name)
+    return [p for p in problems if not p.is_error and p.message.startswith(prefix)]
+
+
 class ProblemLog:
     """Set-level problems, each naming its shard, counted per shard for ``extra["shards"]``."""
 
@@ -141,7 +152,7 @@ class ProblemLog:
             tensor: str | None = None, target: Tensor | None = None) -> None:
         """Record a problem on the set (or on ``target``), prefixed with the shard's name."""
         if shard is not None:
-            message = f"shard {shard.name!r}: {message}"
+            message = shard_prefix(shard.name) + message
             shard.problems += 1
         problem = Problem(severity, message, rule=rule, tensor=tensor)
         (target.problems if target is not None else self.problems).append(problem)
@@ -156,7 +167,7 @@ class ProblemLog:
         """Copy the shard file's own problems onto the set, and name the shard in its tensors' problems."""
         if shard.plain:
             return
-        prefix = f"shard {shard.name!r}: "
+        prefix = shard_prefix(shard.name)
         for p in shard.file_problems:
             self.problems.append(replace(p, message=prefix + p.message))
             shard.problems += 1

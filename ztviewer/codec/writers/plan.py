@@ -17,13 +17,14 @@ import ztviewer.codec.writers.targets as rules
 from ..dtypes import DTYPES, ZT_LOGICAL_TYPES
 from ..errors import CodecError, EditRefused, UnsupportedConversion
 from ..model import SEEKABLE_ENCODING, Component, Problem, Tensor, TensorFile
+from ..text import value_text
 from .blobs import KEEP, BlobData, FileBlob, MemoryBlob, WidenedBlob
 from .document import DocComponent, DocTensor, EditableDocument
+from .unknown_keys import SHOWN_PLACES, DroppedKeys, cannot_hold, keeps_unknown_keys, part_keys, root_keys, tensor_keys
 
 SPARSE = ("sparse_csr", "sparse_coo")
 KNOWN_LAYOUTS = SPARSE + ("dense", "tensor_train")
-#: the zTensor variant a target writes, where it keeps the unknown keys of a file of that variant
-SAME_FAMILY = {"zt-v1.0": "v1.0", "zt-objects": "v1.x-objects"}
+NEW_PARTS = "the tensor's parts are written anew"
 #: Where a component goes in the output: (offset in the source, …, role) compared item by item.
 SortKey = tuple[int | str, ...]
 #: component encodings a zTensor v2 file keeps when it is saved as v2 again
@@ -43,6 +44,7 @@ class PlannedComponent:
     digest: str | None = KEEP
     reencode: bool = False
     sort_key: SortKey = ()
+    unknown_keys: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -70,6 +72,8 @@ class FilePlan:
     version: str | None = None
     unknown_root: dict[str, Any] = field(default_factory=dict)
     alignment: int | None = None
+    generator: Any = None
+    warnings: list[str] = field(default_factory=list)
 
     def blobs(self) -> list[tuple[PlannedTensor, PlannedComponent]]:
         """Components in write order: the source file's byte order, then manifest order."""
@@ -86,6 +90,13 @@ class FilePlan:
         return total
 
 
+def with_unknown_keys(entry: dict[Any, Any], unknown: dict[Any, Any]) -> dict[Any, Any]:
+    """A manifest entry with the unknown keys its source entry had; a key the writer set itself wins."""
+    for key, value in unknown.items():
+        entry.setdefault(key, value)
+    return entry
+
+
 def _refuse(message: str, tensor: str | None = None) -> UnsupportedConversion:
     return UnsupportedConversion(message, rule="the output format must hold every tensor", tensor=tensor)
 
@@ -100,23 +111,78 @@ def build_plan(doc: EditableDocument) -> FilePlan:
         raise _refuse(exc.message) from None
     seen: set[str] = set()
     planned = []
+    dropped = DroppedKeys()
+    unknown_root, generator = root_keys(doc.original), None
+    if keeps_unknown_keys(doc.original, t):
+        generator = doc.original.extra.get("generator") if t.key == "zt-v1.0" else None
+    else:
+        dropped.add(cannot_hold(doc.original, t), "the root", unknown_root)
+        unknown_root = {}
     for index, dt in enumerate(doc.tensors):
         if dt.name in seen and t.key != "zt-v0.1":
             raise _refuse(f"the name {dt.name!r} is used by more than one tensor and {t.label} needs unique names; "
                           "rename or delete one of them", dt.name)
         seen.add(dt.name)
         planned.append(_plan_tensor(doc, index, dt))
+        _carry_unknown_keys(doc, dt, planned[-1], dropped)
     if t.key == "blz" and len(planned) != 1:
         raise _refuse(f"a .blz file holds exactly one tensor train, this document has {len(planned)} tensors; "
                       "delete the others or convert to zTensor v1.0")
     version = None
+    warnings = dropped.warnings()
     if t.key == "zt-objects":
         same = doc.original.format == "zt" and doc.original.variant == "v1.x-objects"
         version = str(doc.original.extra.get("version", "1.2.0")) if same else "1.2.0"
-    unknown_root: dict[str, Any] = {}
-    if t.key == "zt-v1.0" and doc.original.format == "zt" and doc.original.variant == "v1.0":
-        unknown_root = dict(doc.original.extra.get("unknown_keys") or {})
-    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root, doc.alignment)
+        warnings += _objects_file_attributes(doc.attributes, version)
+    return FilePlan(t, dict(doc.attributes), planned, version, unknown_root, doc.alignment, generator, warnings)
+
+
+def _objects_file_attributes(attributes: dict[str, Any], version: str) -> list[str]:
+    """ztensor 1.0.2 reads the root ``attributes`` of an objects-layout file as a string → string map and rejects
+    the whole file otherwise (1.2 reads any value): refused in a file of the version 1.0.2 writes ("1.1.0"),
+    a warning in a "1.2.0" file."""
+    typed = {key: value for key, value in attributes.items() if type(value) is not str}
+    if not typed:
+        return []
+    if version.startswith(("1.0", "1.1")):
+        key, value = next(iter(typed.items()))
+        raise _refuse(f"the {type(value).__name__} value of file attribute {key!r} cannot go in an objects-layout "
+                      f"file of version {version}: ztensor 1.0.2, which writes that version, reads file attributes "
+                      f"as a string → string map and rejects the whole file otherwise; store it as a string, e.g. "
+                      f"{value_text(value, 40)!r}")
+    names = ", ".join(value_text(key, 60) for key in list(typed)[:SHOWN_PLACES])
+    more = f" and {len(typed) - SHOWN_PLACES:,} more" if len(typed) > SHOWN_PLACES else ""
+    return [f"file attributes {names}{more} are not strings: ztensor 1.2 reads the file, but ztensor 1.0.2 reads "
+            "file attributes as a string → string map and rejects the whole file"]
+
+
+def _carry_unknown_keys(doc: EditableDocument, dt: DocTensor, planned: PlannedTensor, dropped: DroppedKeys) -> None:
+    """Give the planned tensor and its parts the unknown keys of their entries when the target keeps them
+    (:mod:`.unknown_keys`); note the ones it cannot write."""
+    tf, o = doc.original, dt.original
+    keep = keeps_unknown_keys(tf, doc.target)
+    reason = NEW_PARTS if keep else cannot_hold(tf, doc.target)
+    keys = tensor_keys(o)
+    if keep and "attributes" in keys and (planned.attributes or planned.ranks is not None):
+        dropped.add("the tensor's attributes are written in their place", _tensor_place(dt),
+                    {"attributes": keys.pop("attributes")})
+    if keep:
+        planned.unknown_keys = keys
+    else:
+        dropped.add(reason, _tensor_place(dt), keys)
+    for role, c in o.components.items():
+        found = part_keys(tf, c)
+        if not found:
+            continue
+        component = planned.components.get(role)
+        if keep and component is not None and isinstance(component.data, FileBlob) and component.data.component is c:
+            component.unknown_keys = found
+        else:
+            dropped.add(reason, f"{_tensor_place(dt)}, part {value_text(role, 80)}", found)
+
+
+def _tensor_place(dt: DocTensor) -> str:
+    return f"tensor {value_text(dt.name, 80)}"
 
 
 def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTensor:
@@ -128,6 +194,10 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
         raise _refuse(f"cannot be written: {first.message}{where}; delete the tensor (or repair the file) and save "
                       f"again", dt.name)
     layout = o.layout
+    route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
+        t.key, layout, bool(o.extra_value("packed")), tf.format == "zt-v2")
+    if route is None:
+        raise _layout_refusal(t, dt, layout)
     ranks = _ranks(o, dt) if layout == "tensor_train" else None
     attributes = {k: v for k, v in dt.attributes.items() if not (layout == "tensor_train" and k == "ranks")} \
         if dt.attributes else {}
@@ -138,26 +208,19 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
         except EditRefused as exc:
             raise _refuse(exc.message, dt.name) from None
     dtype = logical(o)
-    route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
-        t.key, layout, bool(o.extra_value("packed")), tf.format == "zt-v2")
     if route == "copy":
         comps = _file_components(tf, t, dt, index, layout, dtype)
     elif route == "densify":
         comps = {"data": _component(t, dt, "data", dtype, _dense_blob(tf, o), _blob_key(o, index), _first(dt))}
         layout, ranks = "dense", None
-    elif route == "unpack":
-        comps = _unpack_crate(tf, t, dt, _blob_key(o, index))
     else:
-        raise _layout_refusal(t, dt, layout)
+        comps = _unpack_crate(tf, t, dt, _blob_key(o, index))
     _check_layout(t, dt, layout, comps, tf.format == "zt-v2")
     if t.key == "zt-v2" and layout in SPARSE and tf.variant != "v2":
         _check_v2_sparse(tf, dt)
     known = layout in KNOWN_LAYOUTS
     spelling = layout if (known and t.key != "zt-v0.1") or layout != o.layout else (o.layout_spelling or layout)
-    same_family = tf.format == "zt" and SAME_FAMILY.get(t.key) == tf.variant
-    unknown = {k: v for k, v in (o.extra_value("unknown_keys") or {}).items() if k != "attributes"} \
-        if same_family else {}
-    return PlannedTensor(dt.name, dtype, tuple(o.shape), layout, spelling, comps, attributes, unknown, ranks)
+    return PlannedTensor(dt.name, dtype, tuple(o.shape), layout, spelling, comps, attributes, {}, ranks)
 
 
 def _blob_key(o: Tensor, index: int) -> SortKey:
@@ -216,10 +279,16 @@ def _layout_refusal(t: rules.Target, dt: DocTensor, layout: str) -> UnsupportedC
     elif t.key == "zt-v2":
         why = ("its registry has no tensor-train layout profile" if layout == "tensor_train"
                else "ztviewer writes the dense, zt.sparse_csr/1 and zt.sparse_coo/1 layouts only")
+    elif "/" in layout:
+        why = "it is a zTensor v2 layout profile, which no other format defines"
     else:
         why = f"{t.label} stores dense tensors only"
-    fix = "densify it (densify=True) or convert to zTensor v1.0" if layout in SPARSE + ("tensor_train",) \
-        else "delete it or convert to zTensor v1.0"
+    if layout in SPARSE + ("tensor_train",):
+        fix = "densify it (densify=True) or convert to zTensor v1.0"
+    elif "/" in layout:
+        fix = "delete it, or keep the file in zTensor v2 (convert --to zt-v2)"
+    else:
+        fix = "delete it or convert to zTensor v1.0"
     return _refuse(f"{t.label} cannot hold the {what} tensor {dt.name!r}: {why}; {fix}", dt.name)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..dtypes import CANONICAL_TO_ZT_SHORT, ZT_LOGICAL_TYPES
 from ..errors import CodecError
 from .blobs import FileBlob
-from .plan import PlannedComponent, PlannedTensor
+from .plan import PlannedComponent, PlannedTensor, with_unknown_keys
 from .zt_common import ZtWriter, manifest_attributes, sorted_map
 
 #: canonical logical dtype → (storage short name, logical ``type``)
@@ -55,7 +55,7 @@ class ZtObjectsWriter(ZtWriter):
         if self.plan.attributes:
             root["attributes"] = sorted_map(self.plan.attributes)
         root["objects"] = sorted_map({t.name: self._object(t) for t in self.plan.tensors})
-        return root
+        return with_unknown_keys(root, self.plan.unknown_root)
 
     def _object(self, t: PlannedTensor) -> dict[str, Any]:
         entry: dict[str, Any] = {"shape": list(t.shape), "format": t.spelling}
@@ -77,11 +77,9 @@ class ZtObjectsWriter(ZtWriter):
                 comp["encoding"] = w.encoding
             if w.digest is not None:
                 comp["digest"] = w.digest
-            components[role] = comp
+            components[role] = with_unknown_keys(comp, c.unknown_keys)
         entry["components"] = sorted_map(components)
-        for key, value in t.unknown_keys.items():
-            entry.setdefault(key, value)
-        return entry
+        return with_unknown_keys(entry, t.unknown_keys)
 
     def footer(self, manifest_size: int) -> bytes:
         return manifest_size.to_bytes(8, "little") + self.magic

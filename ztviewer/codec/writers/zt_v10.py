@@ -17,7 +17,7 @@ from typing import Any
 
 from ... import __version__
 from .cbor import U64_MAX, Encoded, dumps_plain
-from .plan import PlannedTensor
+from .plan import PlannedTensor, with_unknown_keys
 from .zt_common import ZtWriter, manifest_attributes, sorted_map
 
 GENERATOR = f"ztviewer {__version__}"
@@ -36,13 +36,11 @@ class ZtV10Writer(ZtWriter):
             tensors = Encoded(dumps_plain(tensors, "manifest.tensors"))
         root: dict[str, Any] = {
             "version": "1.0",
-            "generator": GENERATOR,
+            "generator": GENERATOR if self.plan.generator is None else self.plan.generator,
             "attributes": sorted_map(self.plan.attributes),
             "tensors": tensors,
         }
-        for key, value in self.plan.unknown_root.items():
-            root.setdefault(key, value)
-        return root
+        return with_unknown_keys(root, self.plan.unknown_root)
 
     def _tensor(self, t: PlannedTensor) -> dict[str, Any]:
         entry: dict[str, Any] = {"dtype": t.dtype, "shape": list(t.shape), "format": t.spelling}
@@ -58,15 +56,14 @@ class ZtV10Writer(ZtWriter):
                 comp["digest"] = w.digest
             if t.layout not in _STANDARD and c.dtype is not None and c.dtype != t.dtype:
                 comp["dtype"] = c.dtype
-            components[role] = comp
+            components[role] = with_unknown_keys(comp, c.unknown_keys)
         entry["components"] = sorted_map(components) if len(components) > 1 else components
-        for key, value in t.unknown_keys.items():
-            entry.setdefault(key, value)
-        return entry
+        return with_unknown_keys(entry, t.unknown_keys)
 
 
 def _plain(t: PlannedTensor) -> bool:
     """Whether the tensor's manifest entry holds only text, lists and maps, and integers in [0, 2**64) (what
     :func:`dumps_plain` may encode): no attributes or unknown keys (any CBOR value), no oversized dimension."""
-    return not (t.attributes or t.ranks is not None or t.unknown_keys) and \
+    return not (t.attributes or t.ranks is not None or t.unknown_keys
+                or any(c.unknown_keys for c in t.components.values())) and \
         all(type(d) is int and 0 <= d <= U64_MAX for d in t.shape)

@@ -31,7 +31,7 @@ from .blobs import KEEP, BlobData, Buffer, FileBlob
 from .cbor import dumps_deterministic
 from .output import Output
 from .phases import Phase, PhasedWriter
-from .plan import FilePlan, PlannedComponent, PlannedTensor
+from .plan import FilePlan, PlannedComponent, PlannedTensor, with_unknown_keys
 from .zstd_seekable_writer import SeekableEncoder
 
 LAYOUT_IDS = {"dense": "dense", "sparse_csr": "zt.sparse_csr/1", "sparse_coo": "zt.sparse_coo/1"}
@@ -257,14 +257,14 @@ class ZtV2Writer(PhasedWriter):
         root: dict[str, Any] = {"objects": {t.name: self._object(t) for t in self.plan.tensors}}
         if self.plan.attributes:
             root["attributes"] = dict(self.plan.attributes)
-        return root
+        return with_unknown_keys(root, self.plan.unknown_root)
 
     def _object(self, t: PlannedTensor) -> dict[str, Any]:
         entry: dict[str, Any] = {"shape": list(t.shape), "layout": layout_id(t)}
         if t.attributes:
             entry["attributes"] = dict(t.attributes)
         entry["parts"] = {role: self._part(t, c) for role, c in t.components.items()}
-        return entry
+        return with_unknown_keys(entry, t.unknown_keys)
 
     def _part(self, t: PlannedTensor, c: PlannedComponent) -> dict[str, Any]:
         written = self.parts[(t.name, c.role)]
@@ -278,7 +278,7 @@ class ZtV2Writer(PhasedWriter):
             part["decoded_length"] = written.decoded_length
         if written.digest is not None:
             part["digest"] = written.digest
-        return part
+        return with_unknown_keys(part, c.unknown_keys)
 
 
 def footer(manifest_offset: int, manifest: bytes) -> bytes:

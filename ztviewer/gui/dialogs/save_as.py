@@ -85,7 +85,8 @@ class SaveAsDialog(QDialog):
         encoding_row.addWidget(self.level_spin)
         self.digest_combo = self._combo(DIGESTS, "keep")
         self.densify_check = QCheckBox("Store sparse tensors and tensor trains dense")
-        self.compact_check = QCheckBox("Compact: rewrite as a fresh canonical file (its earlier generations go)")
+        self.compact_check = QCheckBox("Compact: rewrite the whole file (its earlier generations go; parts keep the "
+                                       "encoding chosen above)")
         self.compact_check.setObjectName("saveAsCompact")
         self.compact_check.setToolTip("Unchecked, edits that change no data are appended as a new generation "
                                       "(only the new manifest is written; the earlier ones stay readable)")

@@ -128,10 +128,12 @@ class SaveFlow(QObject):
 
 
 def saved_message(result: SaveResult) -> str:
-    """The status-bar line after a save: an appended zTensor v2 generation says so and how much it added."""
+    """The status-bar line after a save: an appended zTensor v2 generation says so and how much it added; what the
+    output could not hold (unknown manifest keys it dropped) is said too."""
     if result.appended is not None:
         return (f"Saved: appended generation {result.generation} ({human_bytes(result.appended)}) to "
                 f"{os.path.basename(result.path)}")
     cleaned = (f"; removed {plural(len(result.cleaned), 'temporary file')} interrupted saves left in the folder"
                if result.cleaned else "")
-    return f"Saved {result.path} ({result.format}, {result.size:,} bytes){cleaned}"
+    dropped = "".join(f"; {text}" for text in result.warnings)
+    return f"Saved {result.path} ({result.format}, {result.size:,} bytes){cleaned}{dropped}"
