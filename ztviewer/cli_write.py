@@ -14,6 +14,10 @@ FORMATS = ("zt", "zt-v2", "zt-v0.1", "zt-objects", "safetensors", "blz")
 _BY_EXTENSION = {".safetensors": "safetensors", ".blz": "blz"}
 
 
+SKIP_HELP = ("leave damaged tensors out and list them; without it a damaged tensor (recorded digest that does not "
+             "match, bool byte other than 0/1, part that does not decode) refuses the write, naming it")
+
+
 def add_write_commands(sub: argparse._SubParsersAction) -> None:
     convert = sub.add_parser("convert", help="write a file in another format (atomically)")
     convert.add_argument("input")
@@ -28,6 +32,7 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
                          help="zt-v2 blob placement, a multiple of 4096 (default 65536, canonical form)")
     convert.add_argument("--densify", action="store_true",
                          help="turn sparse tensors and tensor trains into dense ones (needed for safetensors)")
+    convert.add_argument("--skip-damaged", action="store_true", help=SKIP_HELP)
     convert.set_defaults(handler=cmd_convert)
 
     edit = sub.add_parser("edit", help="edit attributes and tensor names, then save")
@@ -40,6 +45,7 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("--delete", action="append", default=[], metavar="NAME", help="delete a tensor")
     edit.add_argument("--compact", action="store_true",
                       help="zTensor v2 in place: rewrite as a fresh canonical file instead of appending a generation")
+    edit.add_argument("--skip-damaged", action="store_true", help=SKIP_HELP)
     where = edit.add_mutually_exclusive_group(required=True)
     where.add_argument("-o", "--output", help="write the edited file here")
     where.add_argument("--in-place", action="store_true", help="replace FILE (atomically)")
@@ -112,12 +118,22 @@ def cmd_convert(args: argparse.Namespace) -> int:
     progress = _Progress()
     try:
         result = convert(args.input, args.output, to=to, compress=_compression(args.compress),
-                         digest=args.digest, densify=args.densify, align=args.align, progress=progress)
+                         digest=args.digest, densify=args.densify, align=args.align, progress=progress,
+                         skip_damaged=args.skip_damaged)
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes)")
+    report_skipped(result.skipped)
     report_cleaned(result.cleaned)
     return 0
+
+
+def report_skipped(skipped: tuple[tuple[str, str], ...]) -> None:
+    """List the damaged tensors a save left out (--skip-damaged), each with what is wrong with it."""
+    if skipped:
+        print(f"skipped {len(skipped)} damaged tensor{'s' if len(skipped) != 1 else ''} (not written):")
+        for _, why in skipped:
+            say(f"  {why}")
 
 
 def report_cleaned(paths: tuple[str, ...]) -> None:
@@ -157,9 +173,10 @@ def cmd_edit(args: argparse.Namespace) -> int:
     progress = _Progress()
     try:
         result = edit_file(args.file, commands, None if args.in_place else args.output, progress=progress,
-                           compact=args.compact)
+                           compact=args.compact, skip_damaged=args.skip_damaged)
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")
+    report_skipped(result.skipped)
     report_cleaned(result.cleaned)
     return 0
