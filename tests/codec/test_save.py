@@ -13,9 +13,9 @@ import pytest
 
 from ztviewer.codec import open_file, readahead
 from ztviewer.codec.arrays import save_arrays
+from ztviewer.codec.check import check_file
 from ztviewer.codec.decode import dense_array
 from ztviewer.codec.edit import EditableDocument, RenameTensor, SetEncoding, SetFileAttribute
-from ztviewer.codec.check import check_file
 from ztviewer.codec.errors import Cancelled, DamagedTensor, EditRefused
 from ztviewer.codec.save import TMP_MARKER, atomic_write, edit_file, save, stale_temporaries
 from ztviewer.codec.writers import output as output_module
