@@ -23,7 +23,6 @@ from ..digest import parse_digest
 from ..dtypes import DTYPES
 from ..errors import CodecError, DigestError
 from ..model import Component, Tensor, TensorFile
-from ..readahead import read_ahead
 from ..source import Source
 from .output import Output, WriteBehind
 from .read_check import checked_decoded, copy_checked
@@ -124,10 +123,7 @@ class FileBlob(BlobData):
     def copy_to(self, out: Output, also: Callable[[Buffer], None] | None = None) -> None:
         """Copy the stored bytes to ``out`` unchanged, checked as they are read (:func:`.read_check.copy_checked`);
         ``also`` sees every chunk too (a digest of the output)."""
-        s = self.stored()
-        copy_checked(self.tf, self.tensor, self.component,
-                     lambda: read_ahead(s.source, s.offset, s.length, cancelled=out.cancelled), out.write,
-                     lambda: out.copy_range(s.source, s.offset, s.length), also, out.cancelled)
+        copy_checked(self.tf, self.tensor, self.component, out, also)
 
 
 class MemoryBlob(BlobData):

@@ -1,7 +1,8 @@
 """The input of a rewrite is checked as it is read: a damaged tensor is never written as if it were sound.
 
 Every component a save or convert copies or decodes from an open file is checked on the bytes read for the write
-itself (no second read where the bytes pass through memory anyway): its recorded digest is recomputed and
+itself where they pass through memory anyway (decoded, re-encoded, small copies), else by one read just before
+the kernel copy (:func:`copy_checked`): its recorded digest is recomputed and
 compared, bool elements must be 0 or 1, and a ``zt.zstd-seekable/1`` part is decoded (its frames and seek table
 validated) before its stored bytes are copied. A failure raises :class:`.DamagedTensor` naming the tensor,
 component, byte offset and rule: the save refuses, or leaves the tensor out when asked to skip damaged tensors
@@ -19,6 +20,8 @@ from ..digest import Digest, Hasher, mismatch, parse_digest, verify_component
 from ..dtypes import DTYPES
 from ..errors import CodecError, DamagedTensor, DecodeLimitExceeded, OutOfBounds, SourceChanged, UnsupportedLayout
 from ..model import SEEKABLE_ENCODING, Component, Tensor, TensorFile
+from ..readahead import feed, read_ahead
+from .output import SMALL, Output
 
 BOOL_RULE = "a bool element is stored as 0 or 1"
 #: errors that say nothing about the tensor's own bytes (the file changed, a limit, a layout shown structurally)
@@ -140,29 +143,37 @@ def verify_input(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None =
                 pass
 
 
-def copy_checked(tf: TensorFile, tensor: Tensor, component: Component, read: Callable[[], Iterator[Buffer]],
-                 write: Callable[[Buffer], None], copy: Callable[[], None],
-                 also: Callable[[Buffer], None] | None = None, cancelled: CancelCheck | None = None) -> None:
-    """Copy a component's stored bytes, checked: ``copy()`` copies them unread (in the kernel) when there is nothing
-    to check and no ``also`` to feed; else they are ``read()`` and each chunk checked, given to ``also`` and
-    ``write``. A part whose stored bytes cannot be checked as they are is decoded first, then copied."""
+def copy_checked(tf: TensorFile, tensor: Tensor, component: Component, out: Output,
+                 also: Callable[[Buffer], None] | None = None) -> None:
+    """Copy a component's stored bytes to ``out`` unchanged, checked. With nothing to check they are copied in the
+    kernel, unread. A small component, or one whose bytes ``also`` must see (a new digest), is read once and each
+    chunk checked and written. A large one is checked by one read (:func:`..readahead.feed`), then copied in the
+    kernel from the page cache: on ext4 that costs less than copying it through memory. Measured (1 GiB zTensor
+    v1.0 with crc32c digests → v1.0, warm, 2 loaded cores): unchecked kernel copy 2.2–2.3 s, check then kernel copy
+    2.4–2.9 s, checked copy through memory 7.4–9.1 s (``os.write`` from the map dominates). A part whose stored
+    bytes cannot be checked as they are is decoded first."""
     check = ReadCheck(tensor, component)
+    source, offset, length = tf.source_for(tensor, component), component.offset, component.length
     if check.decodes_to_copy:
-        for _ in checked_decoded(tf, tensor, component, cancelled=cancelled):
+        for _ in checked_decoded(tf, tensor, component, cancelled=out.cancelled):
             pass
     elif check.needed:
         with reading_input(tensor, component):
             check.begin(False, tf)
-            for part in read():
-                check.take(part)
-                if also is not None:
-                    also(part)
-                write(part)
-            check.finish()
-        return
+            if also is None and length >= SMALL:
+                feed(source, offset, length, check.take, cancelled=out.cancelled)
+                check.finish()
+            else:
+                for part in read_ahead(source, offset, length, cancelled=out.cancelled):
+                    check.take(part)
+                    if also is not None:
+                        also(part)
+                    out.write(part)
+                check.finish()
+                return
     if also is None:
-        copy()
+        out.copy_range(source, offset, length)
         return
-    for part in read():
+    for part in read_ahead(source, offset, length, cancelled=out.cancelled):
         also(part)
-        write(part)
+        out.write(part)
