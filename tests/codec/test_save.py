@@ -143,6 +143,15 @@ def test_kernel_copy_and_fallbacks_give_the_same_bytes(plain_src, monkeypatch, b
     assert (calls["sendfile"] >= 1) == ("copy_file_range" in broken)
 
 
+def test_a_blob_with_a_digest_is_checked_then_still_copied_in_the_kernel(src, monkeypatch):
+    """Checking a large untouched blob's digest reads it once; the copy itself stays in the kernel."""
+    calls = _instrument(monkeypatch, ())
+    out = src.parent / "checked.zt"
+    with open_file(src) as tf:
+        save(EditableDocument(tf), out)
+    assert out.read_bytes() == src.read_bytes() and calls["copy_file_range"] >= 1
+
+
 @pytest.mark.parametrize("broken", [(), ("splice",), ("splice", "copy_file_range", "sendfile")])
 def test_misaligned_copies_splice_through_a_pipe(tmp_path, monkeypatch, broken):
     """safetensors → zt moves data to other offsets modulo the page size: os.splice, then the fallbacks."""
