@@ -83,6 +83,17 @@ def check_data(tensor: Tensor, component: Component, chunk: memoryview | bytes, 
                               f"({elements} packed f4_e2m1 elements)", rule=_DATA_RULE, **where(tensor, component))
 
 
+#: the value rule of bool elements in every format (zTensor v2 states it, App. A; a byte 2..255 read "as True" by one
+#: reader is anything by another)
+BOOL_RULE = "a bool element is stored as 0 or 1"
+
+
+def is_bool(component: Component) -> bool:
+    """Whether the component's elements are bools (a bool dtype, or zTensor v2's ``u8`` with ``type: bool``)."""
+    info = DTYPES.get(component.dtype or "")
+    return (info is not None and info.kind == "bool") or bool(component.extra and component.extra.get("type") == "bool")
+
+
 def check_bools(tensor: Tensor, component: Component, chunk: memoryview | bytes, start: int, rule: str) -> None:
     """Raise :class:`DecodeError` at the first byte of ``chunk`` (bool elements from ``start``) that is not 0 or 1."""
     bits = np.frombuffer(chunk, dtype=np.uint8)

@@ -111,6 +111,16 @@ def test_a_safetensors_bool_byte_other_than_0_or_1_refuses(byte, to, tmp_path):
         assert [t.name for t in out.tensors] == ["x"]
 
 
+def test_check_reports_what_the_rewrite_refuses(tmp_path):
+    """``check`` of the input says what a convert of it would refuse: a bool byte 2 is an error there too."""
+    path = _safetensors_bool(tmp_path / "b.safetensors", bytes([1, 2, 0]))
+    data_start = 8 + struct.unpack("<Q", path.read_bytes()[:8])[0]
+    with open_file(path) as tf:
+        errors = [p.describe() for p in check_file(tf).problems if p.is_error]
+    assert errors == [f"tensor 'flag', component 'data', at byte {data_start} (0x{data_start:X}): bool element 1 is "
+                      "0x02, not 0 or 1 [a bool element is stored as 0 or 1]"]
+
+
 def test_sound_bools_still_convert(tmp_path):
     src = _safetensors_bool(tmp_path / "b.safetensors", bytes([1, 0, 1]))
     convert(src, tmp_path / "out.zt", to="zt-v2")

@@ -15,15 +15,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..decode import iter_decoded
-from ..decode_rules import CancelCheck, check_bools
+from ..decode_rules import BOOL_RULE, CancelCheck, check_bools, is_bool
 from ..digest import Digest, Hasher, mismatch, parse_digest, verify_component
-from ..dtypes import DTYPES
 from ..errors import CodecError, DamagedTensor, DecodeLimitExceeded, OutOfBounds, SourceChanged, UnsupportedLayout
 from ..model import SEEKABLE_ENCODING, Component, Tensor, TensorFile
 from ..readahead import feed, read_ahead
 from .output import SMALL, Output
 
-BOOL_RULE = "a bool element is stored as 0 or 1"
 #: errors that say nothing about the tensor's own bytes (the file changed, a limit, a layout shown structurally)
 NOT_DAMAGE = (DamagedTensor, SourceChanged, OutOfBounds, DecodeLimitExceeded, UnsupportedLayout)
 
@@ -39,11 +37,6 @@ def recorded_digest(component: Component) -> Digest | None:
         return parse_digest(component.digest)
     except CodecError:
         return None
-
-
-def is_bool(component: Component) -> bool:
-    info = DTYPES.get(component.dtype or "")
-    return (info is not None and info.kind == "bool") or bool(component.extra and component.extra.get("type") == "bool")
 
 
 def shown_only(component: Component) -> bool:
