@@ -2,9 +2,9 @@
 
 Every component a save or convert copies or decodes from an open file is checked on the bytes read for the write
 itself where they pass through memory anyway (decoded, re-encoded, small copies), else by one read just before
-the kernel copy (:func:`copy_checked`): its recorded digest is recomputed and
-compared, bool elements must be 0 or 1, and a ``zt.zstd-seekable/1`` part is decoded (its frames and seek table
-validated) before its stored bytes are copied. A failure raises :class:`.DamagedTensor` naming the tensor,
+the kernel copy (:func:`copy_checked`): its recorded digest is recomputed and compared, bool elements must be 0
+or 1, and a ``zt.zstd-seekable/1`` part is decoded (its frames and seek table validated) before its stored bytes
+are copied. A failure raises :class:`.DamagedTensor` naming the tensor,
 component, byte offset and rule: the save refuses, or leaves the tensor out when asked to skip damaged tensors
 (:func:`..save.save`). A component with nothing to check (no digest, not bool, not seekable) is copied in the
 kernel, unread.
