@@ -28,6 +28,7 @@ def test_convert_of_a_damaged_vector_exits_1_and_writes_nothing(vector, rule, to
     assert main(["convert", str(_vector(vector)), str(out), "--to", to, *options]) == 1
     err = capsys.readouterr().err
     assert "tensor 't', component 'data', at byte 4096" in err and "cannot be written" in err and rule in err
+    assert "--skip-damaged writes the other tensors" in err
     assert not out.exists()
     assert main(["check", str(out)]) == 2  # there is no output to look sound
 

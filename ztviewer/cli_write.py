@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from .cli_common import UsageError, say
+from .cli_common import EXIT_PROBLEMS, UsageError, say
 
 FORMATS = ("zt", "zt-v2", "zt-v0.1", "zt-objects", "safetensors", "blz")
 _BY_EXTENSION = {".safetensors": "safetensors", ".blz": "blz"}
@@ -115,17 +115,28 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     _check_input(args.input)
     to = args.to or _BY_EXTENSION.get(os.path.splitext(args.output)[1].lower(), "zt")
+    from .codec.errors import DamagedTensor
+
     progress = _Progress()
     try:
         result = convert(args.input, args.output, to=to, compress=_compression(args.compress),
                          digest=args.digest, densify=args.densify, align=args.align, progress=progress,
                          skip_damaged=args.skip_damaged)
+    except DamagedTensor as exc:
+        return _refused_damaged("convert", exc)
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes)")
     report_skipped(result.skipped)
     report_cleaned(result.cleaned)
     return 0
+
+
+def _refused_damaged(command: str, exc: Exception) -> int:
+    """The refusal of a damaged tensor, and how to write the rest."""
+    say(f"error: {exc}", sys.stderr)
+    say(f"hint: ztviewer {command} … --skip-damaged writes the other tensors and lists the damaged ones", sys.stderr)
+    return EXIT_PROBLEMS
 
 
 def report_skipped(skipped: tuple[tuple[str, str], ...]) -> None:
@@ -166,6 +177,7 @@ def _edit_commands(args: argparse.Namespace) -> list:
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
+    from .codec.errors import DamagedTensor
     from .codec.save import edit_file
 
     _check_input(args.file)
@@ -174,6 +186,8 @@ def cmd_edit(args: argparse.Namespace) -> int:
     try:
         result = edit_file(args.file, commands, None if args.in_place else args.output, progress=progress,
                            compact=args.compact, skip_damaged=args.skip_damaged)
+    except DamagedTensor as exc:
+        return _refused_damaged("edit", exc)
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")
