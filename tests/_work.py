@@ -64,7 +64,7 @@ class HashedChunks:
 
         self.requested = threading.Event()
         self.before = self.after = 0
-        original = digest._Hasher.update
+        original = digest.Hasher.update
 
         def counting_update(hasher: Any, data: Any) -> None:
             if self.requested.is_set():
@@ -73,7 +73,7 @@ class HashedChunks:
                 self.before += 1
             original(hasher, data)
 
-        monkeypatch.setattr(digest._Hasher, "update", counting_update)
+        monkeypatch.setattr(digest.Hasher, "update", counting_update)
 
     def request(self) -> None:
         self.requested.set()

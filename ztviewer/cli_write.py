@@ -8,10 +8,14 @@ import sys
 import time
 from typing import Any
 
-from .cli_common import UsageError, say
+from .cli_common import EXIT_PROBLEMS, UsageError, say
 
 FORMATS = ("zt", "zt-v2", "zt-v0.1", "zt-objects", "safetensors", "blz")
 _BY_EXTENSION = {".safetensors": "safetensors", ".blz": "blz"}
+
+
+SKIP_HELP = ("leave damaged tensors out and list them; without it a damaged tensor (recorded digest that does not "
+             "match, bool byte other than 0/1, part that does not decode) refuses the write, naming it")
 
 
 def add_write_commands(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +32,7 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
                          help="zt-v2 blob placement, a multiple of 4096 (default 65536, canonical form)")
     convert.add_argument("--densify", action="store_true",
                          help="turn sparse tensors and tensor trains into dense ones (needed for safetensors)")
+    convert.add_argument("--skip-damaged", action="store_true", help=SKIP_HELP)
     convert.set_defaults(handler=cmd_convert)
 
     edit = sub.add_parser("edit", help="edit attributes and tensor names, then save")
@@ -42,6 +47,7 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
                       help="zTensor v2 in place: rewrite the whole file instead of appending a generation (earlier "
                       "generations go, blobs move to canonical 64 KiB placement; every part keeps its encoding and "
                       "digest: zstd parts stay zstd)")
+    edit.add_argument("--skip-damaged", action="store_true", help=SKIP_HELP)
     where = edit.add_mutually_exclusive_group(required=True)
     where.add_argument("-o", "--output", help="write the edited file here")
     where.add_argument("--in-place", action="store_true", help="replace FILE (atomically)")
@@ -111,13 +117,19 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
     _check_input(args.input)
     to = args.to or _BY_EXTENSION.get(os.path.splitext(args.output)[1].lower(), "zt")
+    from .codec.errors import DamagedTensor
+
     progress = _Progress()
     try:
         result = convert(args.input, args.output, to=to, compress=_compression(args.compress),
-                         digest=args.digest, densify=args.densify, align=args.align, progress=progress)
+                         digest=args.digest, densify=args.densify, align=args.align, progress=progress,
+                         skip_damaged=args.skip_damaged)
+    except DamagedTensor as exc:
+        return _refused_damaged("convert", exc)
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes)")
+    report_skipped(result.skipped)
     report_cleaned(result.cleaned)
     report_warnings(result.warnings)
     return 0
@@ -127,6 +139,21 @@ def report_warnings(warnings: tuple[str, ...]) -> None:
     """What the output could not hold (the file was written without it)."""
     for text in warnings:
         say(f"warning: {text}", sys.stderr)
+
+
+def _refused_damaged(command: str, exc: Exception) -> int:
+    """The refusal of a damaged tensor, and how to write the rest."""
+    say(f"error: {exc}", sys.stderr)
+    say(f"hint: ztviewer {command} … --skip-damaged writes the other tensors and lists the damaged ones", sys.stderr)
+    return EXIT_PROBLEMS
+
+
+def report_skipped(skipped: tuple[tuple[str, str], ...]) -> None:
+    """List the damaged tensors a save left out (--skip-damaged), each with what is wrong with it."""
+    if skipped:
+        print(f"skipped {len(skipped)} damaged tensor{'s' if len(skipped) != 1 else ''} (not written):")
+        for _, why in skipped:
+            say(f"  {why}")
 
 
 def report_cleaned(paths: tuple[str, ...]) -> None:
@@ -159,6 +186,7 @@ def _edit_commands(args: argparse.Namespace) -> list:
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
+    from .codec.errors import DamagedTensor
     from .codec.save import edit_file
 
     _check_input(args.file)
@@ -166,10 +194,13 @@ def cmd_edit(args: argparse.Namespace) -> int:
     progress = _Progress()
     try:
         result = edit_file(args.file, commands, None if args.in_place else args.output, progress=progress,
-                           compact=args.compact)
+                           compact=args.compact, skip_damaged=args.skip_damaged)
+    except DamagedTensor as exc:
+        return _refused_damaged("edit", exc)
     finally:
         progress.close()
     print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")
+    report_skipped(result.skipped)
     report_cleaned(result.cleaned)
     report_warnings(result.warnings)
     return 0

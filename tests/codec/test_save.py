@@ -11,11 +11,12 @@ import cbor2
 import numpy as np
 import pytest
 
-from ztviewer.codec import open_file
+from ztviewer.codec import open_file, readahead
 from ztviewer.codec.arrays import save_arrays
+from ztviewer.codec.check import check_file
 from ztviewer.codec.decode import dense_array
 from ztviewer.codec.edit import EditableDocument, RenameTensor, SetEncoding, SetFileAttribute
-from ztviewer.codec.errors import Cancelled, EditRefused
+from ztviewer.codec.errors import Cancelled, DamagedTensor, EditRefused
 from ztviewer.codec.save import TMP_MARKER, atomic_write, edit_file, save, stale_temporaries
 from ztviewer.codec.writers import output as output_module
 
@@ -27,6 +28,14 @@ def src(tmp_path):
     path = tmp_path / "model.zt"
     save_arrays(path, {"big": BIG, "small": np.arange(5, dtype=np.int32)}, attributes={"license": "MIT"},
                 digest="crc32c")
+    return path
+
+
+@pytest.fixture
+def plain_src(tmp_path):
+    """No digests: nothing to check, so untouched blobs are copied in the kernel, unread."""
+    path = tmp_path / "plain.zt"
+    save_arrays(path, {"big": BIG, "small": np.arange(5, dtype=np.int32)}, attributes={"license": "MIT"})
     return path
 
 
@@ -51,6 +60,8 @@ def test_save_in_place_over_the_open_mapped_file(src):
 
 def test_cancel_leaves_target_and_source_unchanged(src, monkeypatch):
     monkeypatch.setattr(output_module, "COPY_CHUNK", 4096)
+    for name in ("CHUNK", "MAP_CHUNK"):  # blobs with a digest are copied through memory, checked on the way
+        monkeypatch.setattr(readahead, name, 4096)
     target = src.parent / "copy.zt"
     target.write_bytes(b"previous contents")
     original = src.read_bytes()
@@ -70,7 +81,8 @@ def test_cancel_leaves_target_and_source_unchanged(src, monkeypatch):
     assert not leftovers(src.parent)
 
 
-def test_failure_midway_removes_the_temporary(src, monkeypatch):
+def test_failure_midway_removes_the_temporary(plain_src, monkeypatch):
+    src = plain_src
     original = src.read_bytes()
     calls = []
 
@@ -119,8 +131,9 @@ def _instrument(monkeypatch, broken: tuple[str, ...]) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("broken", [(), ("copy_file_range",), ("copy_file_range", "sendfile")])
-def test_kernel_copy_and_fallbacks_give_the_same_bytes(src, monkeypatch, broken):
+def test_kernel_copy_and_fallbacks_give_the_same_bytes(plain_src, monkeypatch, broken):
     """zt → zt keeps every offset, so the copy is page-congruent: copy_file_range, then its fallbacks."""
+    src = plain_src
     calls = _instrument(monkeypatch, broken)
     out = src.parent / f"k{len(broken)}.zt"
     with open_file(src) as tf:
@@ -128,6 +141,15 @@ def test_kernel_copy_and_fallbacks_give_the_same_bytes(src, monkeypatch, broken)
     assert out.read_bytes() == src.read_bytes()
     assert calls["copy_file_range"] >= 1 and calls["splice"] == 0
     assert (calls["sendfile"] >= 1) == ("copy_file_range" in broken)
+
+
+def test_a_blob_with_a_digest_is_checked_then_still_copied_in_the_kernel(src, monkeypatch):
+    """Checking a large untouched blob's digest reads it once; the copy itself stays in the kernel."""
+    calls = _instrument(monkeypatch, ())
+    out = src.parent / "checked.zt"
+    with open_file(src) as tf:
+        save(EditableDocument(tf), out)
+    assert out.read_bytes() == src.read_bytes() and calls["copy_file_range"] >= 1
 
 
 @pytest.mark.parametrize("broken", [(), ("splice",), ("splice", "copy_file_range", "sendfile")])
@@ -166,8 +188,9 @@ def test_small_blobs_are_gathered_into_few_writes(tmp_path, monkeypatch):
         np.testing.assert_array_equal(dense_array(tf, tf.tensor("t1999")), arrays["t1999"])
 
 
-def test_digests_are_kept_for_untouched_blobs_and_recomputed_for_changed_ones(tmp_path):
-    """A deliberately wrong digest on an untouched blob is copied verbatim: it is never recomputed."""
+def test_a_wrong_digest_refuses_the_save_and_skipping_leaves_its_tensor_out(tmp_path):
+    """A wrong digest on an untouched blob is found as the blob is copied: never carried into a file that looks
+    sound, never recomputed over the damaged bytes; ``skip_damaged`` writes the rest and lists it."""
     path = tmp_path / "d.zt"
     save_arrays(path, {"a": np.ones(4, np.float32), "b": np.arange(4, dtype=np.float32)}, digest="crc32c")
     data = bytearray(path.read_bytes())
@@ -180,9 +203,14 @@ def test_digests_are_kept_for_untouched_blobs_and_recomputed_for_changed_ones(tm
         old_a = tf.tensor("a").components["data"].digest
         doc = EditableDocument(tf)
         SetEncoding("zstd", 3, tensor="a").apply(doc)
-        save(doc, tmp_path / "out.zt")
+        with pytest.raises(DamagedTensor, match=r"tensor 'b', component 'data', at byte \d+.*cannot be written: "
+                           r"crc32c of the stored bytes .* the file records 0xDEADBEEF.*\[digest over the stored"):
+            save(doc, tmp_path / "out.zt")
+        assert not (tmp_path / "out.zt").exists() and not leftovers(tmp_path)
+        result = save(doc, tmp_path / "out.zt", skip_damaged=True)
+    assert [name for name, _ in result.skipped] == ["b"] and "0xDEADBEEF" in result.skipped[0][1]
     with open_file(tmp_path / "out.zt") as out:
-        assert out.tensor("b").components["data"].digest == "crc32c:0xDEADBEEF"
+        assert [t.name for t in out.tensors] == ["a"] and check_file(out).ok
         new_a = out.tensor("a").components["data"].digest
         assert new_a.startswith("crc32c:0x") and new_a != old_a
 

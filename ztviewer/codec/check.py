@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from . import digest as digests
 from .decode import iter_decoded
-from .decode_rules import CancelCheck, expected_length, per_file_budget
+from .decode_rules import BOOL_RULE, CancelCheck, check_bools, expected_length, is_bool, per_file_budget
 from .digest_state import DigestState
 from .errors import CodecError, DigestMismatch, FileDecodeBudgetSpent, UnsupportedLayout
 from .model import Component, Problem, Tensor, TensorFile, error, warning
@@ -28,8 +28,12 @@ class CheckReport:
 
 def _decode_tensor(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None) -> None:
     if tensor.layout == "dense":
-        for _ in iter_decoded(tf, tensor, tensor.components["data"], cancelled=cancelled):
-            pass
+        data = tensor.components["data"]
+        bools, start = is_bool(data), 0
+        for part in iter_decoded(tf, tensor, data, cancelled=cancelled):
+            if bools:
+                check_bools(tensor, data, part, start, BOOL_RULE)
+            start += len(part)
     elif tensor.layout in ("sparse_csr", "sparse_coo"):
         from .sparse import load_sparse
 
@@ -115,7 +119,7 @@ def _decode_once(tf: TensorFile, tensor: Tensor, cancelled: CancelCheck | None,
 def _read_by_digest(data: Component) -> bool:
     """Whether decoding this raw component is only reading its bytes (no value rules apply) and verifying its
     digest reads them all too: then the digest pass is the one read (a second would double a cold check)."""
-    if data.encoding != "raw" or data.digest is None or (data.extra and "type" in data.extra):
+    if data.encoding != "raw" or data.digest is None or (data.extra and "type" in data.extra) or is_bool(data):
         return False
     try:
         digests.parse_digest(data.digest)

@@ -25,7 +25,7 @@ Compression = None | Literal["raw"] | tuple[str, int]
 def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], to: str = "zt", *,
             compress: Compression = None, digest: str | None = None, densify: bool = False,
             align: int | None = None, progress: ProgressCallback | None = None,
-            cancelled: CancelCheck | None = None) -> SaveResult:
+            cancelled: CancelCheck | None = None, skip_damaged: bool = False) -> SaveResult:
     """Write ``in_path`` (a file, or a sharded checkpoint / dataset as :func:`open_path` opens it) as ``to``
     (``zt`` = zTensor v1.0, ``zt-v2``, ``safetensors``, ``blz``, ``zt-v0.1``, ``zt-objects``) at ``out_path``,
     atomically.
@@ -45,6 +45,9 @@ def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], t
         Turn sparse tensors and tensor trains into dense ones (needed for safetensors).
     align:
         zTensor v2 blob placement, a multiple of 4096; ``None`` is canonical form's 65536.
+    skip_damaged:
+        Leave damaged tensors out (listed in the result's ``skipped``) instead of refusing the conversion: a
+        damaged tensor is never written as if it were sound (:func:`.save.save`).
     """
     if os.path.realpath(os.fspath(in_path)) == os.path.realpath(os.fspath(out_path)):
         raise EditRefused("the output would overwrite the input; use edit/save to rewrite a file in place",
@@ -54,7 +57,7 @@ def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], t
     tf = open_path(in_path)
     try:
         return convert_open(tf, out_path, to, compress=compress, digest=digest, densify=densify, align=align,
-                            progress=progress, cancelled=cancelled)
+                            progress=progress, cancelled=cancelled, skip_damaged=skip_damaged)
     finally:
         tf.close()
 
@@ -62,7 +65,7 @@ def convert(in_path: str | os.PathLike[str], out_path: str | os.PathLike[str], t
 def convert_open(tf: TensorFile, out_path: str | os.PathLike[str], to: str = "zt", *,
                  compress: Compression = None, digest: str | None = None, densify: bool = False,
                  align: int | None = None, progress: ProgressCallback | None = None,
-                 cancelled: CancelCheck | None = None) -> SaveResult:
+                 cancelled: CancelCheck | None = None, skip_damaged: bool = False) -> SaveResult:
     """:func:`convert` for a file that is already open (it stays open)."""
     if not tf.readable:
         first = next(iter(tf.problems), None)
@@ -71,7 +74,7 @@ def convert_open(tf: TensorFile, out_path: str | os.PathLike[str], to: str = "zt
     with building_many():  # the document lives as long as the save (one object per tensor and component)
         doc = prepare(EditableDocument(tf, target(to)), compress=compress, digest=digest, densify=densify,
                       align=align)
-    return save(doc, out_path, progress=progress, cancelled=cancelled)
+    return save(doc, out_path, progress=progress, cancelled=cancelled, skip_damaged=skip_damaged)
 
 
 def prepare(doc: EditableDocument, *, compress: Compression = None, digest: str | None = None,

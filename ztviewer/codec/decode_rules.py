@@ -75,16 +75,32 @@ def check_data(tensor: Tensor, component: Component, chunk: memoryview | bytes, 
     f4_e2m1 part with an odd element count ends in a zero high nibble."""
     logical = component.extra.get("type") if component.extra else None
     if logical == "bool":
-        bits = np.frombuffer(chunk, dtype=np.uint8)
-        if bits.size and int(bits.max()) > 1:
-            at = int(np.argmax(bits > 1))
-            raise DecodeError(f"bool element {start + at} is 0x{int(bits[at]):02x}, not 0 or 1", rule=_DATA_RULE,
-                              **where(tensor, component))
+        check_bools(tensor, component, chunk, start, _DATA_RULE)
     elif logical == "f4_e2m1" and start + len(chunk) == total and len(chunk):
         elements = component.extra.get("elements")
         if type(elements) is int and elements % 2 and memoryview(chunk)[-1] & 0xF0:
             raise DecodeError(f"the unused high nibble of the last byte is {memoryview(chunk)[-1] >> 4:#x}, not 0 "
                               f"({elements} packed f4_e2m1 elements)", rule=_DATA_RULE, **where(tensor, component))
+
+
+#: the value rule of bool elements in every format (zTensor v2 states it, App. A; a byte 2..255 read "as True" by one
+#: reader is anything by another)
+BOOL_RULE = "a bool element is stored as 0 or 1"
+
+
+def is_bool(component: Component) -> bool:
+    """Whether the component's elements are bools (a bool dtype, or zTensor v2's ``u8`` with ``type: bool``)."""
+    info = DTYPES.get(component.dtype or "")
+    return (info is not None and info.kind == "bool") or bool(component.extra and component.extra.get("type") == "bool")
+
+
+def check_bools(tensor: Tensor, component: Component, chunk: memoryview | bytes, start: int, rule: str) -> None:
+    """Raise :class:`DecodeError` at the first byte of ``chunk`` (bool elements from ``start``) that is not 0 or 1."""
+    bits = np.frombuffer(chunk, dtype=np.uint8)
+    if bits.size and int(bits.max()) > 1:
+        at = int(np.argmax(bits > 1))
+        raise DecodeError(f"bool element {start + at} is 0x{int(bits[at]):02x}, not 0 or 1", rule=rule,
+                          **where(tensor, component))
 
 
 _BUDGET: ContextVar[list[int] | None] = ContextVar("ztviewer_file_decode_budget", default=None)

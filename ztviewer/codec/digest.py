@@ -64,7 +64,7 @@ def parse_digest(text: str) -> Digest:
                       rule="supported digest algorithms")
 
 
-class _Hasher:
+class Hasher:
     def __init__(self, algorithm: str) -> None:
         self.algorithm = algorithm
         self._crc = 0
@@ -94,7 +94,7 @@ def compute(
 ) -> Digest:
     """Digest of ``length`` stored bytes at ``offset``. ``progress`` gets the byte count of each chunk done;
     ``cancelled`` is polled between chunks and raises :class:`Cancelled` when it returns true."""
-    hasher = _Hasher(algorithm)
+    hasher = Hasher(algorithm)
     feed(source, offset, length, hasher.update, cancelled=cancelled, progress=progress)
     return hasher.result()
 
@@ -116,14 +116,20 @@ def verify_component(
     else:
         actual = compute(source, component.offset, component.length, expected.algorithm, progress, cancelled)
     if actual != expected:
-        what = "decoded bytes of" if decoded else "stored bytes"
-        raise DigestMismatch(
-            f"{expected.algorithm} of the {what} [{component.offset}, {component.end}) is {actual.value}, "
-            f"the file records {expected.value}",
-            offset=component.offset, rule=DECODED_RULE if decoded else "digest over the stored bytes",
-            tensor=tensor.name, component=component.role,
-        )
+        raise mismatch(tensor, component, expected, actual)
     return actual
+
+
+def mismatch(tensor: Tensor, component: Component, expected: Digest, actual: Digest) -> DigestMismatch:
+    """The error of a component whose bytes hash to ``actual`` where the file records ``expected``."""
+    decoded = bool(component.extra) and component.extra.get("digest_over") == "decoded"
+    what = "decoded bytes of" if decoded else "stored bytes"
+    return DigestMismatch(
+        f"{expected.algorithm} of the {what} [{component.offset}, {component.end}) is {actual.value}, "
+        f"the file records {expected.value}",
+        offset=component.offset, rule=DECODED_RULE if decoded else "digest over the stored bytes",
+        tensor=tensor.name, component=component.role,
+    )
 
 
 DECODED_RULE = "digest (v2 §3.4): the decoded bytes hash to the part's digest"
@@ -144,7 +150,7 @@ def _compute_decoded(source: Source, tensor: Tensor, component: Component, algor
                          component=component.role)  # frames read with positional reads, one at a time
     where = {"tensor": tensor.name, "component": component.role, "offset": component.offset}
     stream = SeekableStream(stored, component.uncompressed_length or 0, where=where)
-    hasher = _Hasher(algorithm)
+    hasher = Hasher(algorithm)
     for frame, data in zip(stream.frames, stream.iter_frames(cancelled)):
         hasher.update(data)
         if progress is not None:

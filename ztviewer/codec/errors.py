@@ -182,5 +182,10 @@ class UnsupportedConversion(CodecError):
     """A tensor or file property the output format cannot represent (sparse in safetensors, complex in v1.0…)."""
 
 
+class DamagedTensor(UnsupportedConversion):
+    """A tensor a save or convert reads is damaged (a recorded digest does not match, a bool byte is not 0 or 1, a
+    part does not decode): it is refused, never written as if it were sound."""
+
+
 class WriterStateError(CodecError):
     """A writer method was called in the wrong phase (e.g. adding a tensor after the manifest was written)."""

@@ -11,6 +11,7 @@ released first (:meth:`.Source.release`; they open the path again on their next 
 """
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import secrets
@@ -22,12 +23,13 @@ from dataclasses import dataclass
 import ztviewer.codec.portable as portable
 
 from .edit import Command, EditableDocument
-from .errors import EditRefused
+from .errors import DamagedTensor, EditRefused
 from .gc_pause import building_many
 from .model import TensorFile
 from .registry import open_file
 from .writers import build_plan, write_plan
 from .writers.output import CancelCheck, Output, ProgressCallback
+from .writers.plan import find_damaged
 from .writers.zt_v2_append import (
     append_generation,
     drop_stale_journal,
@@ -54,6 +56,7 @@ class SaveResult:
     appended: int | None = None    # zTensor v2 saved in place: the bytes of the appended generation
     generation: int | None = None  # and its number (the first generation is 1)
     warnings: tuple[str, ...] = ()  # what the output could not hold (unknown manifest keys of another format)
+    skipped: tuple[tuple[str, str], ...] = ()  # damaged tensors left out (skip_damaged): (name, why)
 
 
 def temporary_name(target: str) -> str:
@@ -178,12 +181,18 @@ def _fsync_directory(directory: str) -> None:
 
 def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
          progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,
-         compact: bool = False) -> SaveResult:
+         compact: bool = False, skip_damaged: bool = False) -> SaveResult:
     """Write the document (its edits applied) in its target format to ``path`` (default: in place).
 
     The whole document is checked against the target first (:class:`UnsupportedConversion` names what
     cannot be held); unchanged blobs are copied byte for byte with their digests; progress is reported as
     ``progress(done, total)`` and ``cancelled()`` is polled between chunks (:class:`Cancelled`).
+
+    A damaged tensor (errors found when the file was read, or while its bytes are read for the write: a recorded
+    digest that does not match, a bool byte other than 0 / 1, a part that does not decode) refuses the save with
+    :class:`DamagedTensor` naming tensor, component, offset and rule; nothing is written. With ``skip_damaged``
+    the damaged tensors are left out instead (found by one checked read of every tensor once the first shows up,
+    then the file is written again) and listed in :attr:`SaveResult.skipped`.
 
     Metadata edits of a zTensor v2 file saved over itself become an appended generation (only the new
     manifest is written, journaled against crashes); ``compact=True`` rewrites the whole file instead (canonical
@@ -200,13 +209,26 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
             progress(size, size)
         number = len(doc.original.extra.get("_generations") or ()) + 2
         return SaveResult(os.path.realpath(target), size, doc.target.key, appended=size - before, generation=number)
-    with building_many():  # the plan, the written records and the manifest live as long as the save
-        plan = build_plan(doc)
-        cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(target)))
-        size = atomic_write(target, lambda out: write_plan(plan, out), progress, cancelled,
-                            release=lambda: release_sources_of(doc.original, target))
+    cleaned: tuple[str, ...] | None = None
+    skip: dict[int, DamagedTensor] = {}
+    while True:
+        try:
+            with building_many():  # the plan, the written records and the manifest live as long as the save
+                plan = build_plan(doc, skip)
+                if cleaned is None:
+                    cleaned = clean_stale_temporaries(os.path.dirname(os.path.realpath(target)))
+                size = atomic_write(target, functools.partial(write_plan, plan), progress, cancelled,
+                                    release=lambda: release_sources_of(doc.original, target))
+            break
+        except DamagedTensor:
+            found = find_damaged(doc, cancelled) if skip_damaged else {}
+            if not found.keys() - skip.keys():
+                raise
+            skip.update(found)
     drop_stale_journal(target)
-    return SaveResult(os.path.realpath(target), size, doc.target.key, cleaned, warnings=tuple(plan.warnings))
+    skipped = tuple((doc.tensors[index].name, str(damage)) for index, damage in sorted(skip.items()))
+    return SaveResult(os.path.realpath(target), size, doc.target.key, cleaned or (), warnings=tuple(plan.warnings),
+                      skipped=skipped)
 
 
 def release_sources_of(tensor_file: TensorFile, target: str) -> None:
@@ -224,7 +246,7 @@ def release_sources_of(tensor_file: TensorFile, target: str) -> None:
 
 def edit_file(path: str | os.PathLike[str], commands: Iterable[Command], out_path: str | os.PathLike[str] | None = None,
               *, progress: ProgressCallback | None = None, cancelled: CancelCheck | None = None,
-              compact: bool = False) -> SaveResult:
+              compact: bool = False, skip_damaged: bool = False) -> SaveResult:
     """Open ``path``, apply ``commands`` in order, and save to ``out_path`` (default: in place; a zTensor v2
     file gets an appended generation unless ``compact``).
 
@@ -235,6 +257,7 @@ def edit_file(path: str | os.PathLike[str], commands: Iterable[Command], out_pat
         doc = EditableDocument(tf)
         for command in commands:
             command.apply(doc)
-        return save(doc, out_path, progress=progress, cancelled=cancelled, compact=compact)
+        return save(doc, out_path, progress=progress, cancelled=cancelled, compact=compact,
+                    skip_damaged=skip_damaged)
     finally:
         tf.close()

@@ -185,9 +185,11 @@ def validate_csr(tensor: Tensor, shape: tuple[int, ...], indptr: np.ndarray, ind
 def validate_unique_coords(tensor: Tensor, shape: tuple[int, ...], coords: np.ndarray, role: str = "coords"
                            ) -> None:
     """No two COO elements name the same cell (zTensor v2 ``zt.sparse_coo/1``)."""
-    if coords.shape[1] < 2 or not shape:
+    if coords.shape[1] < 2:
         return
-    if math.prod(shape) < 1 << 62:
+    if not shape:  # a scalar has one cell
+        duplicated = True
+    elif math.prod(shape) < 1 << 62:
         flat = np.sort(np.ravel_multi_index(tuple(coords.astype(np.int64)), shape))
         duplicated = bool((np.diff(flat) == 0).any())
     else:

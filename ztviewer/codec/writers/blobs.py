@@ -3,12 +3,13 @@
 A component whose stored bytes can go out unchanged (same encoding, usable byte order, no re-encode asked)
 is copied byte for byte and keeps its digest string. Anything else is streamed: decoded little-endian
 chunks → (zstd compressor) → output, hashing the written bytes on the way, so memory stays bounded by
-the chunk size whatever the tensor size.
+the chunk size whatever the tensor size. Bytes read from an open file are checked on the way
+(:mod:`.read_check`): a damaged component is refused, never copied or re-encoded as if it were sound.
 """
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import crc32c as _crc32c
 import numpy as np
 import zstandard
 
-from ..decode import iter_decoded, storage_dtype
+from ..decode import storage_dtype
 from ..decode_rules import CHUNK, expected_length
 from ..digest import parse_digest
 from ..dtypes import DTYPES
@@ -24,6 +25,7 @@ from ..errors import CodecError, DigestError
 from ..model import Component, Tensor, TensorFile
 from ..source import Source
 from .output import Output, WriteBehind
+from .read_check import checked_decoded, copy_checked
 
 #: digest policy meaning "keep the file's digest (same algorithm when the bytes change)".
 KEEP = "keep"
@@ -72,6 +74,10 @@ class BlobData:
         """Decoded little-endian bytes in chunks, each valid until ``buffers`` more are requested."""
         raise NotImplementedError
 
+    def copy_to(self, out: Output, also: Callable[[Buffer], None] | None = None) -> None:
+        """Copy the stored bytes (there are some: :meth:`stored`) to ``out`` unchanged."""
+        raise NotImplementedError
+
 
 class FileBlob(BlobData):
     """A component of an open file."""
@@ -102,15 +108,22 @@ class FileBlob(BlobData):
         return self._decoded  # type: ignore[return-value]
 
     def iter_decoded(self, out: Output, buffers: int = 1) -> Iterator[Buffer]:
+        """The decoded bytes, checked as they are read (:mod:`.read_check`: digest, bool bytes)."""
         c = self.component
         swap = c.byte_order == "big" and self.itemsize > 1
-        for part in iter_decoded(self.tf, self.tensor, c, align=self.itemsize, cancelled=out.cancelled,
-                                 buffers=buffers):
+        for part in checked_decoded(self.tf, self.tensor, c, align=self.itemsize, cancelled=out.cancelled,
+                                    buffers=buffers):
             if swap:
                 big = storage_dtype(self.tensor, c)
                 yield np.frombuffer(part, dtype=big).astype(big.newbyteorder("<")).tobytes()
             else:
                 yield part
+
+
+    def copy_to(self, out: Output, also: Callable[[Buffer], None] | None = None) -> None:
+        """Copy the stored bytes to ``out`` unchanged, checked as they are read (:func:`.read_check.copy_checked`);
+        ``also`` sees every chunk too (a digest of the output)."""
+        copy_checked(self.tf, self.tensor, self.component, out, also)
 
 
 class MemoryBlob(BlobData):
@@ -200,13 +213,10 @@ def write_component(out: Output, data: BlobData, *, encoding: str = "raw", level
             keep = stored.digest if digest is not None and algorithm_of(stored.digest) == digest else None
         uncompressed = stored.length if encoding == "raw" else data.decoded_length()
         if keep is not None or wanted is None:
-            out.copy_range(stored.source, stored.offset, stored.length)
+            data.copy_to(out)
             return Written(offset, stored.length, encoding, keep, uncompressed, stored.byte_order)
         hasher = _Hasher(wanted)
-        for start in range(stored.offset, stored.offset + stored.length, CHUNK):
-            part = stored.source.view(start, min(CHUNK, stored.offset + stored.length - start))
-            hasher.update(part)
-            out.write(part)
+        data.copy_to(out, hasher.update)
         return Written(offset, stored.length, encoding, hasher.result(), uncompressed, stored.byte_order)
     if digest == KEEP:
         digest = algorithm_of(stored.digest) if stored is not None else None

@@ -3,10 +3,13 @@
 The plan lists every output tensor with, per component, where the bytes come from (the open file, or
 memory for densified / unpacked data), the wanted encoding and digest, and a sort key that keeps the
 blobs in their original file order (so a file re-saved without edits comes out byte for byte the same).
-Everything the target cannot hold is refused here, before a single byte is written.
+Everything the target cannot hold is refused here, before a single byte is written; so are tensors the reader
+found errors in (:func:`known_damage`). What only reading finds (digests, bool bytes) is checked as the bytes are
+written (:mod:`.read_check`).
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,12 +17,14 @@ import numpy as np
 
 import ztviewer.codec.writers.targets as rules
 
+from ..decode_rules import CancelCheck
 from ..dtypes import DTYPES, ZT_LOGICAL_TYPES
-from ..errors import CodecError, EditRefused, UnsupportedConversion
+from ..errors import CodecError, DamagedTensor, EditRefused, UnsupportedConversion
 from ..model import SEEKABLE_ENCODING, Component, Problem, Tensor, TensorFile
 from ..text import value_text
 from .blobs import KEEP, BlobData, FileBlob, MemoryBlob, WidenedBlob
 from .document import DocComponent, DocTensor, EditableDocument
+from .read_check import verify_input
 from .unknown_keys import SHOWN_PLACES, DroppedKeys, cannot_hold, keeps_unknown_keys, part_keys, root_keys, tensor_keys
 
 SPARSE = ("sparse_csr", "sparse_coo")
@@ -101,8 +106,9 @@ def _refuse(message: str, tensor: str | None = None) -> UnsupportedConversion:
     return UnsupportedConversion(message, rule="the output format must hold every tensor", tensor=tensor)
 
 
-def build_plan(doc: EditableDocument) -> FilePlan:
-    """Check the whole document against its target and describe what to write."""
+def build_plan(doc: EditableDocument, skip: Collection[int] = ()) -> FilePlan:
+    """Check the whole document against its target and describe what to write (leaving out the tensors at the
+    indices in ``skip``: damaged ones a save was told to skip)."""
     t = doc.target
     try:
         for key, value in doc.attributes.items():
@@ -119,6 +125,8 @@ def build_plan(doc: EditableDocument) -> FilePlan:
         dropped.add(cannot_hold(doc.original, t), "the root", unknown_root)
         unknown_root = {}
     for index, dt in enumerate(doc.tensors):
+        if index in skip:
+            continue
         if dt.name in seen and t.key != "zt-v0.1":
             raise _refuse(f"the name {dt.name!r} is used by more than one tensor and {t.label} needs unique names; "
                           "rename or delete one of them", dt.name)
@@ -185,14 +193,39 @@ def _tensor_place(dt: DocTensor) -> str:
     return f"tensor {value_text(dt.name, 80)}"
 
 
+def known_damage(dt: DocTensor) -> DamagedTensor | None:
+    """The refusal of a tensor the reader found errors in (a malformed digest an edit replaced no longer counts)."""
+    o = dt.original
+    errors = [p for p in o.problems if p.is_error and not _replaced_digest(p, dt)] if o.has_errors else None
+    if not errors:
+        return None
+    first = errors[0]
+    where = f" ({first.where()})" if first.component is not None or first.offset is not None else ""
+    return DamagedTensor(f"cannot be written: {first.message}{where}; delete the tensor (or repair the file) and save "
+                         "again", rule=first.rule or "the output format must hold every tensor", tensor=dt.name)
+
+
+def find_damaged(doc: EditableDocument, cancelled: CancelCheck | None = None) -> dict[int, DamagedTensor]:
+    """Every damaged tensor of the document, by index: the reader's errors, then one checked read of every
+    component of the others (what a save skipping damaged tensors leaves out)."""
+    found = {}
+    for index, dt in enumerate(doc.tensors):
+        damage = known_damage(dt)
+        if damage is None:
+            try:
+                verify_input(doc.original, dt.original, cancelled, everything=True)
+            except DamagedTensor as exc:
+                damage = exc
+        if damage is not None:
+            found[index] = damage
+    return found
+
+
 def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTensor:
     tf, o, t = doc.original, dt.original, doc.target
-    errors = [p for p in o.problems if p.is_error and not _replaced_digest(p, dt)] if o.has_errors else None
-    if errors:
-        first = errors[0]
-        where = f" ({first.where()})" if first.component is not None or first.offset is not None else ""
-        raise _refuse(f"cannot be written: {first.message}{where}; delete the tensor (or repair the file) and save "
-                      f"again", dt.name)
+    damage = known_damage(dt)
+    if damage is not None:
+        raise damage
     layout = o.layout
     route = "densify" if dt.densify and layout in SPARSE + ("tensor_train",) else _route(
         t.key, layout, bool(o.extra_value("packed")), tf.format == "zt-v2")
@@ -208,6 +241,8 @@ def _plan_tensor(doc: EditableDocument, index: int, dt: DocTensor) -> PlannedTen
         except EditRefused as exc:
             raise _refuse(exc.message, dt.name) from None
     dtype = logical(o)
+    if route in ("densify", "unpack"):
+        verify_input(tf, o)  # rebuilt in memory from what it decodes to: checked first
     if route == "copy":
         comps = _file_components(tf, t, dt, index, layout, dtype)
     elif route == "densify":

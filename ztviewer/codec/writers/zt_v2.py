@@ -154,7 +154,7 @@ class ZtV2Writer(PhasedWriter):
         algorithm = digest_algorithm(component)
         stored = component.data.stored()
         range_key = None if stored is None else (id(stored.source), stored.offset, stored.length, stored.encoding,
-                                                 encoding, component.level, algorithm)
+                                                 stored.digest, encoding, component.level, algorithm)
         blob = self._ranges.get(range_key) if range_key is not None else None  # tied in the source file too
         if blob is None:
             copied = self._copy_stored(component, encoding, algorithm)
@@ -169,7 +169,8 @@ class ZtV2Writer(PhasedWriter):
 
     def _copy_stored(self, component: PlannedComponent, encoding: str | None, algorithm: str | None) -> _Blob | None:
         """A v2 part whose stored bytes can go out unchanged (same encoding, a digest of the wanted algorithm
-        over its decoded bytes): copied in the kernel, never decoded; ``None`` when it cannot be."""
+        over its decoded bytes): copied, its digest verified on the way (:meth:`.FileBlob.copy_to`); ``None``
+        when it cannot be."""
         stored = component.data.stored()
         if stored is None or component.reencode or not _is_v2(component) or algorithm is None:
             return None
@@ -186,7 +187,7 @@ class ZtV2Writer(PhasedWriter):
                 return blob
         self.out.pad_to(self.alignment)
         offset = self.out.pos
-        self.out.copy_range(stored.source, stored.offset, stored.length)
+        component.data.copy_to(self.out)
         blob = _Blob(WrittenPart(offset, stored.length, encoding, decoded, kept), component.data, xxh3, sha256)
         self._blobs.setdefault(key, []).append(blob)
         return blob

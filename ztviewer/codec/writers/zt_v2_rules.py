@@ -139,6 +139,8 @@ def sparse_data_problem(sparse: Any) -> str | None:
     coords = np.asarray(sparse.coords)
     if coords.ndim != 2 or coords.shape[1] < 2:
         return None
+    if not sparse.shape:
+        return f"a rank-0 (scalar) tensor has one cell, this one {coords.shape[1]} values; zt.sparse_coo/1 allows one"
     flat = np.ravel_multi_index(tuple(coords.astype(np.int64)), tuple(sparse.shape))
     if np.unique(flat).size != flat.size:
         return "two values name the same cell; zt.sparse_coo/1 requires unique coordinates"

@@ -145,18 +145,32 @@ def _csr(tensor: Tensor) -> list[tuple[str, str | None, str]]:
 
 def _coo(tensor: Tensor) -> list[tuple[str, str | None, str]]:
     layout = "zt.sparse_coo/1"
-    if not tensor.shape:
-        return [(f"{layout} needs rank >= 1", None, rules.LAYOUT_RULE)]
     failures = _exact_parts(tensor, ("values", "coords"), layout) or _index_part(
         tensor.components["coords"], "coords", layout)
     if failures:
         return failures
     coords = tensor.components["coords"]
+    if not tensor.shape:
+        return _scalar_coo(tensor, coords, layout)
     step = STORAGE[coords.extra["dtype"]][1] * len(tensor.shape)
     if _decoded(coords) % step:
         return [(f"'coords' decode to {_decoded(coords):,} bytes, not a multiple of width × ndim = {step}",
                  "coords", rules.LAYOUT_RULE)]
     return _values_size(tensor, _decoded(coords) // step, layout)
+
+
+def _scalar_coo(tensor: Tensor, coords: Component, layout: str) -> list[tuple[str, str | None, str]]:
+    """Rank 0 (§3.3: an empty shape is a scalar, one element): no coordinates (ndim × nnz × width = 0 bytes) and
+    at most one value, the scalar's. ztensor 2.1.2 reads such objects."""
+    if _decoded(coords):
+        return [(f"{layout} of rank 0 has no coordinates, but 'coords' decode to {_decoded(coords):,} bytes",
+                 "coords", rules.LAYOUT_RULE)]
+    values = tensor.components["values"]
+    one = _size_of(values, 1)
+    if one is not None and _decoded(values) > one:
+        return [(f"{layout} of rank 0 (a scalar) holds at most one value; 'values' decode to {_decoded(values):,} "
+                 f"bytes, one value is {one}", "values", rules.LAYOUT_RULE)]
+    return _values_size(tensor, int(_decoded(values) > 0), layout)
 
 
 def _uint(attributes: dict[str, Any], key: str) -> int | None:
