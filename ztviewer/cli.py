@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, say
+from .cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, say, say_journal_warnings
 
 COMMANDS = ("info", "check", "export", "convert", "edit", "diff", "repair")
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
@@ -104,6 +104,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         for p in tf.problems:
             say(str(p), sys.stderr)
         return EXIT_PROBLEMS
+    say_journal_warnings(tf)
     try:
         tensor = tf.tensor(args.tensor)
     except KeyError:

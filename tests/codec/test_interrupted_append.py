@@ -21,7 +21,7 @@ from ztviewer.codec.append_journal import MAX_JOURNAL_BYTES, footer_hash, journa
 from ztviewer.codec.arrays import save_arrays
 from ztviewer.codec.check import check_file
 from ztviewer.codec.errors import EditRefused
-from ztviewer.codec.interrupted_append import repair
+from ztviewer.codec.interrupted_append import RULE, repair
 from ztviewer.codec.registry import open_file
 from ztviewer.codec.writers.cbor import dumps_deterministic
 from ztviewer.codec.writers.zt_v2_append import append_manifest, drop_stale_journal
@@ -64,13 +64,16 @@ def _interrupted(path: Path) -> bytes:
 
 
 def _opened_unchanged(path: Path) -> list[str]:
-    """Open ``path``; assert neither it nor its journal changed; return the problems as text."""
+    """Open ``path``; assert neither it nor its journal changed; return the problems as text, the one about the
+    journal first (an unreadable file lists first why it cannot be read)."""
     journal = Path(journal_path(path))
     before = _sha(path)
     journal_before = journal.read_bytes() if journal.is_file() and not journal.is_symlink() else None
     tf = open_file(path)
     try:
-        problems = [str(p) for p in tf.problems]
+        about_journal = [str(p) for p in tf.problems if p.rule == RULE]
+        assert len(about_journal) == 1 and (tf.readable or tf.problems[0].is_error), tf.problems
+        problems = about_journal + [str(p) for p in tf.problems if p.rule != RULE]
     finally:
         tf.close()
     assert _sha(path) == before
@@ -160,7 +163,7 @@ def test_a_fifo_as_journal_neither_hangs_nor_changes_anything(tmp_path: Path) ->
     os.mkfifo(journal)
     before = _sha(path)
     script = textwrap.dedent(f"""
-        from ztviewer.codec.interrupted_append import repair
+        from ztviewer.codec.interrupted_append import RULE, repair
         from ztviewer.codec.registry import open_file
         tf = open_file({str(path)!r})
         print(tf.problems[0])

@@ -112,7 +112,7 @@ def open_file(path: str | os.PathLike[str]) -> TensorFile:
 
     A zTensor v2 append a crash interrupted (its journal beside the file applies) opens as the previous
     generation, the warning saying so first among the problems; any other journal is ignored with a warning
-    that says why (:mod:`.interrupted_append`)."""
+    that says why (:mod:`.interrupted_append`), after the error of a file that cannot be read."""
     source = Source(path)
     if not journal_present(path):
         return read_source(source)
@@ -123,7 +123,7 @@ def open_file(path: str | os.PathLike[str]) -> TensorFile:
         return read_source(source)
     applicable = finding.verdict == APPLICABLE
     tf = read_source(source, (lambda s: read_previous_generation(s, finding)) if applicable else None)
-    tf.problems.insert(0, finding.problem)
+    tf.problems.insert(0 if tf.readable else len(tf.problems), finding.problem)  # first: why it cannot be read
     return tf
 
 
