@@ -83,9 +83,9 @@ def examine_journal(source: Source) -> JournalFinding | None:
                        "ended")
     if footer_hash(source.read(old - FOOTER_SIZE, FOOTER_SIZE, "footer")) != journal.old_footer:
         return ignored(f"the footer that ends at byte {old:,} is not the one it recorded (old_footer)")
-    problem = warning(f"an interrupted append was found ({name}): the {source.size - old:,} bytes after byte {old:,} "
-                      "are an incomplete generation; the file is shown as its previous generation and was not "
-                      f"changed. {REPAIR_HINT}", offset=old, rule=RULE)
+    problem = warning(f"an interrupted append was found (journal {name}): the {source.size - old:,} bytes after "
+                      f"byte {old:,} are an incomplete generation; the file is shown as its previous generation and "
+                      f"was not changed. {REPAIR_HINT}", offset=old, rule=RULE)
     return JournalFinding(APPLICABLE, journal_file, problem, footer, end_problem)
 
 
@@ -98,6 +98,12 @@ def _end_footer_problem(source: Source) -> Problem | None:
     except CodecError as exc:
         return error(f"the end of the file is not a sound footer: {exc.message}", offset=exc.offset, rule=exc.rule)
     return None
+
+
+def interrupted_append_of(tf: TensorFile) -> JournalFinding | None:
+    """The applicable journal ``tf`` was opened with (it shows the generation before an interrupted append)."""
+    found = tf.extra.get("_interrupted_append")
+    return found if isinstance(found, JournalFinding) else None
 
 
 def read_previous_generation(source: Source, finding: JournalFinding) -> TensorFile:

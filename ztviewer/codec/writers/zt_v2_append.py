@@ -27,7 +27,7 @@ import ztviewer.codec.writers.zt_v2_rules as rules
 
 from ..append_journal import Journal, being_written, footer_hash, fsync_directory, journal_path, remove_journal
 from ..errors import Cancelled, CodecError, EditRefused
-from ..interrupted_append import RULE, repair
+from ..interrupted_append import RULE, interrupted_append_of, repair
 from ..model import TensorFile
 from ..portable import file_kind, lock_for_writing
 from .blobs import KEEP
@@ -73,7 +73,7 @@ def why_not_appendable(doc: EditableDocument, path: str) -> str | None:
         return "a new alignment needs the blobs rewritten"
     if tf.source is None or "footer" not in tf.extra:
         return "the open file's footer is unknown"
-    if "_interrupted_append" in tf.extra:
+    if interrupted_append_of(tf) is not None:
         return "the file ends in an interrupted append (repair it to append again)"
     names = {t.name for t in tf.tensors}
     if len(names) != len(tf.tensors):
