@@ -287,3 +287,24 @@ def test_an_append_refuses_a_journal_name_taken_by_something_else(tmp_path: Path
     assert path.read_bytes() == sound and os.path.lexists(journal)
     drop_stale_journal(path)  # after a whole-file save: what this program did not write stays
     assert os.path.lexists(journal)
+
+
+def test_saving_edits_over_an_interrupted_file_writes_it_whole_and_sound(tmp_path: Path) -> None:
+    """The tab shows the previous generation; saving over the file rewrites it whole from that (never appending
+    after the partial bytes), and the journal, no longer about anything, goes."""
+    import ztensor
+
+    from ztviewer.codec.edit import SetFileAttribute
+    from ztviewer.codec.save import edit_file
+
+    path = tmp_path / "m.zt"
+    _interrupted(path)
+    result = edit_file(path, [SetFileAttribute("note", "second")])
+    assert result.appended is None and not os.path.lexists(journal_path(path))
+    ztensor.verify(str(path), deep=True)
+    assert ztensor.open(str(path))["w"].tobytes() == ARRAYS["w"].tobytes()
+    tf = open_file(path)
+    try:
+        assert tf.attributes == {"note": "second"} and not tf.problems
+    finally:
+        tf.close()
