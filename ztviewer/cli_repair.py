@@ -29,6 +29,6 @@ def cmd_repair(args: argparse.Namespace) -> int:
     try:
         outcome = repair(args.file)
     except OSError as exc:
-        raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+        raise UsageError(f"{args.file}: {exc.strerror or exc}") from None
     say(f"{args.file}: {outcome.message}", sys.stderr if outcome.refused else sys.stdout)
     return EXIT_PROBLEMS if outcome.refused else EXIT_OK

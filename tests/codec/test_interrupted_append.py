@@ -308,3 +308,24 @@ def test_saving_edits_over_an_interrupted_file_writes_it_whole_and_sound(tmp_pat
         assert tf.attributes == {"note": "second"} and not tf.problems
     finally:
         tf.close()
+
+
+def test_repair_releases_the_callers_maps_where_a_mapped_file_cannot_be_cut(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.zt"
+    sound = _interrupted(path)
+    real_truncate = os.ftruncate
+    released: list[bool] = []
+
+    def mapped_until_released(fd: int, length: int) -> None:  # what Windows does while a map is open
+        if not released:
+            raise PermissionError(13, "The requested operation cannot be performed on a mapped file")
+        real_truncate(fd, length)
+
+    monkeypatch.setattr(os, "ftruncate", mapped_until_released)
+    assert not repair(path, release=lambda: released.append(True)).refused
+    assert released == [True] and path.read_bytes() == sound
+    released.clear()
+    _interrupted(path)
+    outcome = repair(path)  # nobody to release: refused, nothing changed
+    assert outcome.refused and "could not be cut back" in outcome.message and len(path.read_bytes()) > len(sound)

@@ -98,7 +98,9 @@ def test_repair_rolls_back_an_interrupted_save_after_asking(qtbot, window, tmp_p
 
     box = window.repair_current()
     assert isinstance(box, QMessageBox)
+    view.go_to_offset(len(sound) + 16)                      # the bytes about to be cut are on screen
     next(b for b in box.buttons() if b.text() == "Repair").click()
+    view.hex_view.viewport().repaint()                      # painted again before the tab is read again: no error
     qtbot.waitUntil(lambda: window.current_view() is not None and window.current_view() is not view, timeout=10_000)
     assert path.read_bytes() == sound and not os.path.lexists(journal_path(path))
     new = window.current_view()
@@ -120,3 +122,19 @@ def test_repair_keeps_the_unsaved_edits(qtbot, window, tmp_path):
     new = window.current_view()
     assert path.read_bytes() == sound
     assert new.edit_session.modified and new.edit_session.doc.attributes == {"note": "first", "extra": "unsaved"}
+
+
+def test_a_journal_changed_since_opening_is_refused_not_obeyed(qtbot, window, tmp_path):
+    path = tmp_path / "m.zt"
+    _interrupted(path)
+    view = open_in_window(qtbot, window, path)
+    Path(journal_path(path)).write_text("{no longer a journal")
+    before = _sha(path)
+    box = window.repair_current()
+    next(b for b in box.buttons() if b.text() == "Repair").click()
+    assert "refused" in window.last_error and "not JSON" in window.last_error
+    assert _sha(path) == before and window.current_view() is view
+    with open(path, "r+b") as other:  # a change by another program is still told
+        other.truncate(100)
+    window.disk_watch.poll()
+    assert window.disk_watch.box is not None

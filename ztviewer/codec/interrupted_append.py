@@ -11,6 +11,7 @@ action, or the writer's own next append). Any other journal is *stale* (the file
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .append_journal import UnusableJournal, being_written, footer_hash, journal_path, read_journal, remove_journal
@@ -18,7 +19,7 @@ from .errors import CodecError
 from .formats.magic import ZT_V2_MAGIC
 from .formats.zt_v2.container import FOOTER_SIZE, Footer, footer_ending_at, read_footer, read_manifest_bytes
 from .model import Problem, Region, TensorFile, error, warning
-from .portable import O_BINARY
+from .portable import O_BINARY, truncate
 from .source import Source
 
 RULE = "an interrupted zTensor v2 append is rolled back only on request: ztviewer repair (spec §2.5)"
@@ -121,10 +122,11 @@ def read_previous_generation(source: Source, finding: JournalFinding) -> TensorF
     return tf
 
 
-def repair(path: str | os.PathLike[str]) -> RepairOutcome:
+def repair(path: str | os.PathLike[str], release: Callable[[], None] | None = None) -> RepairOutcome:
     """Roll back the interrupted append of ``path`` if its journal is applicable: cut the file back to the
     previous generation, then remove the journal. A stale journal is removed (the file is sound); any other is
-    left, and the file too (``refused``). Raises ``OSError`` when the file cannot be read."""
+    left, and the file too (``refused``). ``release`` closes this process's maps of the file, for a system that
+    refuses to cut a mapped file (Windows). Raises ``OSError`` when the file cannot be read."""
     target = os.path.realpath(os.fspath(path))
     nothing = RepairOutcome(False, f"nothing to repair: no append journal ({os.path.basename(journal_path(target))}) "
                                    "beside the file")
@@ -156,7 +158,11 @@ def repair(path: str | os.PathLike[str]) -> RepairOutcome:
         now = os.fstat(fd)
         if (now.st_size, now.st_ino, now.st_dev) != (size, examined.st_ino, examined.st_dev):
             return RepairOutcome(True, "refused: the file changed while it was examined; it was not changed")
-        os.ftruncate(fd, old)
+        try:
+            truncate(fd, old, release)
+        except OSError as exc:
+            return RepairOutcome(True, f"refused: the file could not be cut back ({exc.strerror}); it was not "
+                                       "changed")
         os.fsync(fd)
     finally:
         os.close(fd)

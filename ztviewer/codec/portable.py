@@ -218,6 +218,20 @@ def replace(src: str, dst: str, release: Callable[[], None] | None = None) -> No
     os.replace(src, dst)
 
 
+def truncate(fd: int, length: int, release: Callable[[], None] | None = None) -> None:
+    """``os.ftruncate(fd, length)``; when the system refuses because the file is mapped (Windows), call
+    ``release`` (which closes this process's maps of the file) and try once more."""
+    try:
+        os.ftruncate(fd, length)
+        return
+    except OSError:
+        if release is None:
+            raise
+    release()
+    gc.collect()  # views of the old map that only a reference cycle keeps alive
+    os.ftruncate(fd, length)
+
+
 def lock_for_writing(fd: int) -> None:
     """Hold an advisory lock on ``fd`` for as long as it is open (``flock`` where ``fcntl`` exists), so that
     :func:`held_by_nobody` can tell a temporary file being written from one a killed process left behind."""

@@ -60,15 +60,14 @@ def _answered(window: RepairHost, view: FileView, confirmed: bool) -> None:
     if session is not None and session.saving:
         window.show_error(f"Could not repair {tf.path}", "a save of this tab is still running; repair when it ends")
         return
-    window.disk_watch.expect_change(tf)      # the window changes the file itself: no "changed on disk" question
-    release_sources_of(tf, tf.path)           # no map over the bytes about to be cut
     try:
-        outcome = repair(tf.path)
+        outcome = repair(tf.path, release=lambda: release_sources_of(tf, tf.path))
     except OSError as exc:
         window.show_error(f"Could not repair {tf.path}", exc.strerror or str(exc))
         return
     if outcome.refused:
         window.show_error(f"Could not repair {tf.path}", outcome.message)
         return
+    window.disk_watch.expect_change(tf)      # the window changed the file itself: no "changed on disk" question
     window.statusBar().showMessage(f"{tf.path}: {outcome.message}", 10000)
     window.disk_watch.reload(view)
