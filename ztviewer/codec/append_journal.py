@@ -59,14 +59,22 @@ def being_written(journal_file: str) -> bool:
     return held_by_nobody(journal_file) is False
 
 
+def not_a_file(journal_file: str) -> str | None:
+    """What holds the journal's name when that is not a regular file ("a folder", "a symbolic link", …); ``None``
+    for a regular file. Raises ``OSError`` (``FileNotFoundError``: nothing has the name)."""
+    mode = os.lstat(journal_file).st_mode
+    if stat.S_ISREG(mode):
+        return None
+    return "a symbolic link" if stat.S_ISLNK(mode) else file_kind(mode)
+
+
 def read_journal(journal_file: str, file_size: int) -> Journal:
     """The journal at ``journal_file`` about a file of ``file_size`` bytes, or :class:`UnusableJournal`."""
     try:
-        mode = os.lstat(journal_file).st_mode
+        kind = not_a_file(journal_file)
     except OSError as exc:
         raise UnusableJournal(f"it cannot be examined ({exc.strerror})") from None
-    if not stat.S_ISREG(mode):
-        kind = "a symbolic link" if stat.S_ISLNK(mode) else file_kind(mode)
+    if kind is not None:
         raise UnusableJournal(f"it is {kind}, not a regular file")
     data = _bounded_read(journal_file)
     try:
@@ -77,14 +85,14 @@ def read_journal(journal_file: str, file_size: int) -> Journal:
         raise UnusableJournal(f"it is not a JSON object with the fields {', '.join(_FIELDS)}")
     old_length = _length(fields, "old_length", file_size)
     new_length = _length(fields, "new_length", None)
-    return Journal(old_length, _footer_hash(fields, "old_footer"), new_length, _footer_hash(fields, "new_footer"))
+    return Journal(old_length, _hash_field(fields, "old_footer"), new_length, _hash_field(fields, "new_footer"))
 
 
 def remove_journal(journal_file: str) -> None:
     """Remove a journal that no longer applies, durably; anything at its name that is not a regular file is not
     one this program wrote, and stays."""
     try:
-        if not stat.S_ISREG(os.lstat(journal_file).st_mode):
+        if not_a_file(journal_file) is not None:
             return
         os.unlink(journal_file)
     except FileNotFoundError:
@@ -146,7 +154,7 @@ def _length(fields: dict[str, Any], key: str, limit: int | None) -> int:
     return value
 
 
-def _footer_hash(fields: dict[str, Any], key: str) -> str:
+def _hash_field(fields: dict[str, Any], key: str) -> str:
     value = fields[key]
     if type(value) is not str or len(value) != 16 or any(c not in "0123456789abcdef" for c in value):
         raise UnusableJournal(f"{key} is {_shown(value)}, not an XXH3-64 of 16 lowercase hex digits")

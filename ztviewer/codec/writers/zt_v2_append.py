@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -25,11 +24,19 @@ import cbor2
 
 import ztviewer.codec.writers.zt_v2_rules as rules
 
-from ..append_journal import Journal, being_written, footer_hash, fsync_directory, journal_path, remove_journal
+from ..append_journal import (
+    Journal,
+    being_written,
+    footer_hash,
+    fsync_directory,
+    journal_path,
+    not_a_file,
+    remove_journal,
+)
 from ..errors import Cancelled, CodecError, EditRefused
 from ..interrupted_append import RULE, interrupted_append_of, repair
 from ..model import TensorFile
-from ..portable import file_kind, lock_for_writing
+from ..portable import lock_for_writing
 from .blobs import KEEP
 from .cbor import dumps_deterministic
 from .document import EditableDocument, stored_attributes
@@ -49,11 +56,10 @@ def _make_room_for_journal(target: str) -> None:
     journal, or by a save still running. A stale or unusable journal is replaced by this append's own."""
     journal_file = journal_path(target)
     try:
-        mode = os.lstat(journal_file).st_mode
+        kind = not_a_file(journal_file)
     except FileNotFoundError:
         return
-    if not stat.S_ISREG(mode):
-        kind = "a symbolic link" if stat.S_ISLNK(mode) else file_kind(mode)
+    if kind is not None:
         raise EditRefused(f"{journal_file} is {kind}, not an append journal: the append could not be journaled "
                           "against a crash; move it away and save again", rule=RULE)
     if being_written(journal_file):
