@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, say
+from .cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, say, say_journal_warnings
 
-COMMANDS = ("info", "check", "export", "convert", "edit", "diff")
+COMMANDS = ("info", "check", "export", "convert", "edit", "diff", "repair")
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
 
 
@@ -21,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     window = "\n".join(f"  {flag:<22}{text}" for flag, text in WINDOW_OPTIONS)
     parser = argparse.ArgumentParser(
         prog="ztviewer", formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage=f"{WINDOW_USAGE}\n       ztviewer COMMAND [ARGS…]   (info, check, export, convert, edit, diff)",
+        usage=f"{WINDOW_USAGE}\n       ztviewer COMMAND [ARGS…]   (info, check, export, convert, edit, diff, repair)",
         description="Inspect, check, convert and edit tensor files: in a window (ztviewer FILE…) or with commands.",
         epilog=f"window options (ztviewer [FILE…] …):\n{window}\n\n"
                "ztviewer COMMAND --help describes each command.")
@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_diff import add_diff_command
 
     add_diff_command(sub)
+    from .cli_repair import add_repair_command
+
+    add_repair_command(sub)
     return parser
 
 
@@ -101,6 +104,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         for p in tf.problems:
             say(str(p), sys.stderr)
         return EXIT_PROBLEMS
+    say_journal_warnings(tf)
     try:
         tensor = tf.tensor(args.tensor)
     except KeyError:

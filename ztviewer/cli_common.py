@@ -1,7 +1,8 @@
 """What every command-line module shares: exit statuses, the usage error (exit status 2), printing for people."""
 from __future__ import annotations
 
-from typing import TextIO
+import sys
+from typing import Any, TextIO
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
@@ -15,3 +16,13 @@ def say(text: str, file: TextIO | None = None) -> None:
     from .codec.text import printable
 
     print(printable(text), file=file)
+
+
+def say_journal_warnings(tensor_file: Any) -> None:
+    """On stderr, what opening found about an append journal beside the file, for commands that list no problems
+    (what they read may be the generation before an interrupted append)."""
+    from .codec.interrupted_append import RULE
+
+    for problem in tensor_file.problems:
+        if problem.rule == RULE:
+            say(str(problem), sys.stderr)

@@ -11,6 +11,7 @@ import math
 import sys
 from typing import Any
 
+from .cli_common import say_journal_warnings
 from .cli_info import float_name, jsonable
 from .codec.text import printable
 from .session.formatting import number_text
@@ -45,6 +46,7 @@ def _open(path: str):
     if not os.path.exists(path):
         raise FileNotFoundError(2, "no such file", path)
     tf = open_path(path)
+    say_journal_warnings(tf)
     if not tf.readable:
         first = next(iter(tf.problems), None)
         raise ValueError(f"{path} cannot be read" + (f": {first.describe()}" if first else ""))

@@ -207,15 +207,26 @@ def enlarge_pipe(fd: int, size: int) -> None:
 def replace(src: str, dst: str, release: Callable[[], None] | None = None) -> None:
     """``os.replace(src, dst)``; when the system refuses because ``dst`` is open or mapped (Windows), call
     ``release`` (which closes this process's file and map of ``dst``) and try once more."""
+    _released_if_refused(lambda: os.replace(src, dst), release, PermissionError)
+
+
+def truncate(fd: int, length: int, release: Callable[[], None] | None = None) -> None:
+    """``os.ftruncate(fd, length)``; when the system refuses because the file is mapped (Windows), call
+    ``release`` (which closes this process's maps of the file) and try once more."""
+    _released_if_refused(lambda: os.ftruncate(fd, length), release, OSError)
+
+
+def _released_if_refused(attempt: Callable[[], None], release: Callable[[], None] | None,
+                         refusal: type[OSError]) -> None:
     try:
-        os.replace(src, dst)
+        attempt()
         return
-    except PermissionError:
+    except refusal:
         if release is None:
             raise
     release()
     gc.collect()  # views of the old map that only a reference cycle keeps alive
-    os.replace(src, dst)
+    attempt()
 
 
 def lock_for_writing(fd: int) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .append_journal import journal_exists
+from .append_journal import journal_present
 from .errors import CodecError, UnknownFormat
 from .format_handler import HEAD_BYTES, FormatHandler, Reader
 from .formats.magic import ZT_V2_FORMAT, sniff_blz, sniff_safetensors, sniff_zt, sniff_zt_v2, sniff_zt_v2_tail
@@ -86,9 +86,9 @@ def _extension_hint(path: str) -> str:
     return "unknown"
 
 
-def read_source(source: Source) -> TensorFile:
-    """Parse an already opened source. Always returns a TensorFile; a fatal container error makes it
-    ``readable=False`` with the error in ``problems``."""
+def read_source(source: Source, read: Reader | None = None) -> TensorFile:
+    """Parse an already opened source (with ``read`` instead of its format's reader when given). Always returns a
+    TensorFile; a fatal container error makes it ``readable=False`` with the error in ``problems``."""
     head = source.head(HEAD_BYTES)
     handler = detect(head, source.size)
     if handler is None:
@@ -98,7 +98,7 @@ def read_source(source: Source) -> TensorFile:
     try:
         if handler is None:
             raise _unknown_format_error(source, head)
-        tf = handler.read(source)
+        tf = (read or handler.read)(source)
     except CodecError as exc:
         fmt = handler.name if handler else _extension_hint(source.path)
         return TensorFile(path=source.path, format=fmt, variant="", source=source, readable=False,
@@ -108,18 +108,22 @@ def read_source(source: Source) -> TensorFile:
 
 
 def open_file(path: str | os.PathLike[str]) -> TensorFile:
-    """Open and parse a tensor file (raises ``OSError`` only when the path cannot be opened).
+    """Open and parse a tensor file (raises ``OSError`` only when the path cannot be opened). Nothing is written.
 
-    A zTensor v2 save interrupted mid-append is repaired first (see :mod:`.writers.zt_v2_append`); the
-    warning saying what happened is the file's first problem."""
-    repaired = None
-    if journal_exists(path):
-        from .writers.zt_v2_append import recover
+    A zTensor v2 append a crash interrupted (its journal beside the file applies) opens as the previous
+    generation, the warning saying so first among the problems; any other journal is ignored with a warning
+    that says why (:mod:`.interrupted_append`), after the error of a file that cannot be read."""
+    source = Source(path)
+    if not journal_present(path):
+        return read_source(source)
+    from .interrupted_append import APPLICABLE, examine_journal, read_previous_generation
 
-        repaired = recover(path)
-    tf = read_source(Source(path))
-    if repaired is not None:
-        tf.problems.insert(0, repaired)
+    finding = examine_journal(source)
+    if finding is None:
+        return read_source(source)
+    applicable = finding.verdict == APPLICABLE
+    tf = read_source(source, (lambda s: read_previous_generation(s, finding)) if applicable else None)
+    tf.problems.insert(0 if tf.readable else len(tf.problems), finding.problem)  # first: why it cannot be read
     return tf
 
 

@@ -71,6 +71,10 @@ class DiskWatcher(QObject):
                 self._told.add(id(tf))
                 self.offer_reload(view, why)
 
+    def expect_change(self, tf: TensorFile) -> None:
+        """The window itself is about to change ``tf``'s file (File ▸ Repair…): not a change to tell."""
+        self._told.add(id(tf))
+
     def offer_reload(self, view: FileView, why: str) -> None:
         path = view.tensor_file.path
         session = view.edit_session

@@ -28,6 +28,7 @@ from .dock_layout import DockLayout
 from .editing.controller import EditController
 from .file_view import FileView
 from .recent_files import RecentFiles
+from .repair_prompt import can_repair, offer_repair
 from .tab_opener import OPEN_FILTERS, TabOpener, file_key
 from .views.data_inspector import DataInspector
 from .views.problems_panel import ProblemsPanel
@@ -219,6 +220,11 @@ class MainWindow(QMainWindow):
         self._update_actions()
         return task
 
+    def repair_current(self) -> QMessageBox | None:
+        """File ▸ Repair Interrupted Save…: asks, then rolls the current file back (see :mod:`.repair_prompt`)."""
+        view = self.current_view()
+        return offer_repair(self, view) if view is not None else None
+
     def cancel_verify(self) -> None:
         if (view := self.current_view()) is not None:
             view.checks.verifier.cancel()
@@ -293,7 +299,7 @@ class MainWindow(QMainWindow):
         view = self.current_view()
         busy = view is not None and view.checks.tasks.busy
         self.actions_.update_enabled(view is not None, busy,
-                                     view is not None and bool(generation_rows(view.tensor_file)))
+                                     view is not None and bool(generation_rows(view.tensor_file)), can_repair(view))
 
     def _on_selection_changed(self, view: FileView | None) -> None:
         if view is self.current_view():

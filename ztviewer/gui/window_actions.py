@@ -51,6 +51,8 @@ class ActionsHost(WindowHost, Protocol):
 
     def check_file(self) -> object: ...
 
+    def repair_current(self) -> object: ...
+
     def cancel_verify(self) -> None: ...
 
     def cycle_tab(self, step: int) -> None: ...
@@ -129,6 +131,9 @@ class WindowActions:
         self.check_file = action("C&heck File", w.check_file, "Ctrl+Shift+K", SP.SP_FileDialogInfoView,
                                  "Check the structure, decode every tensor and verify every digest "
                                  "(like ztviewer check); problems go to the Problems panel")
+        self.repair = action("Re&pair Interrupted Save…", w.repair_current, None, None,
+                             "Roll a zTensor v2 file back to the generation before a save a crash interrupted "
+                             "(like ztviewer repair); opening it only reported it")
         self.cancel_verify = action("&Cancel Verification", w.cancel_verify, None, SP.SP_DialogCancelButton,
                                     "Stop the running verification or check")
         self.generations = action("&Generations…", w.opener.show_generations, None, None,
@@ -168,6 +173,7 @@ class WindowActions:
         file_menu.addSeparator()
         file_menu.addAction(self.reload)
         file_menu.addAction(self.check_file)
+        file_menu.addAction(self.repair)
         file_menu.addAction(self.close)
         file_menu.addSeparator()
         file_menu.addAction(self.quit)
@@ -238,10 +244,12 @@ class WindowActions:
         self.window.addToolBar(toolbar)
         return toolbar
 
-    def update_enabled(self, has_file: bool, verifying: bool, has_generations: bool = False) -> None:
+    def update_enabled(self, has_file: bool, verifying: bool, has_generations: bool = False,
+                       repairable: bool = False) -> None:
         for act in self.file_actions:
             act.setEnabled(has_file)
         self.generations.setEnabled(has_generations)
+        self.repair.setEnabled(repairable and not verifying)
         self.verify_all.setEnabled(has_file and not verifying)
         self.verify_selection.setEnabled(has_file and not verifying)
         self.check_file.setEnabled(has_file and not verifying)

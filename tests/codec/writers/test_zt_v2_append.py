@@ -1,5 +1,6 @@
 """Appended generations of zTensor v2 files (spec §2.5) and the journal that keeps a crashed append from
-costing the previous generation: appending, rolling back, keeping a complete append, and a real kill."""
+costing the previous generation: appending, a partial append reported on opening and rolled back only by a
+repair or the next append, a complete one kept, and a real kill."""
 from __future__ import annotations
 
 import json
@@ -16,9 +17,10 @@ import numpy as np
 import pytest
 
 from ztviewer.codec.arrays import save_arrays
+from ztviewer.codec.interrupted_append import repair
 from ztviewer.codec.registry import open_file
 from ztviewer.codec.writers.cbor import dumps_deterministic
-from ztviewer.codec.writers.zt_v2_append import append_manifest, journal_path, recover
+from ztviewer.codec.writers.zt_v2_append import append_manifest, journal_path
 
 REPO = Path(__file__).resolve().parents[3]
 ztensor = pytest.importorskip("ztensor")
@@ -75,39 +77,63 @@ def _two_generations(tmp_path: Path) -> tuple[Path, bytes, bytes]:
 
 
 @pytest.mark.parametrize("cut", [1, 100, 65536, -40, -1])
-def test_a_partial_append_is_rolled_back_on_open_and_said(tmp_path: Path, cut: int) -> None:
+def test_a_partial_append_is_reported_on_open_and_rolled_back_by_repair(tmp_path: Path, cut: int) -> None:
     path, old, new = _two_generations(tmp_path)
     partial = new[:len(old) + cut] if cut > 0 else new[:cut]
     path.write_bytes(partial)
     _journal(path, old, new)
     tf = open_file(path)
-    assert path.read_bytes() == old
-    assert not os.path.exists(journal_path(path))
+    assert path.read_bytes() == partial and os.path.exists(journal_path(path))  # opening never writes
     first = tf.problems[0]
-    assert not first.is_error and "rolled back" in first.message and first.offset == len(old)
-    assert "spec §2.5" in first.rule
+    assert not first.is_error and "interrupted append" in first.message and first.offset == len(old)
+    assert "ztviewer repair" in first.message and "spec §2.5" in first.rule
+    assert tf.readable and tf.attributes == {"note": "first"} and sorted(t.name for t in tf.tensors) == ["b", "w"]
+    tf.close()
+    outcome = repair(path)
+    assert not outcome.refused and outcome.removed == len(partial) - len(old)
+    assert path.read_bytes() == old and not os.path.exists(journal_path(path))
+    ztensor.verify(str(path), deep=True)
+
+
+def test_the_next_append_rolls_a_partial_one_back_first(tmp_path: Path) -> None:
+    path, old, new = _two_generations(tmp_path)
+    path.write_bytes(old)
+    manifest = _edited(path, note="third")
+    path.write_bytes(new[:len(old) + 100])
+    _journal(path, old, new)
+    size = append_manifest(path, manifest, 65536)
+    after = path.read_bytes()
+    assert size == len(after) and after[:len(old)] == old and _manifest(after)["attributes"] == {"note": "third"}
+    assert not os.path.exists(journal_path(path))
     ztensor.verify(str(path), deep=True)
 
 
 def test_a_complete_append_with_its_journal_left_behind_is_kept(tmp_path: Path) -> None:
     path, old, new = _two_generations(tmp_path)
     _journal(path, old, new)
-    assert "has been kept" in recover(path).message  # type: ignore[union-attr]
+    tf = open_file(path)
+    assert "stale" in tf.problems[0].message and tf.attributes == {"note": "second"}
+    tf.close()
     assert path.read_bytes() == new
+    assert "stale journal" in repair(path).message
+    assert path.read_bytes() == new and not os.path.exists(journal_path(path))
 
 
 def test_nothing_written_yet_and_foreign_journals(tmp_path: Path) -> None:
     path, old, new = _two_generations(tmp_path)
     path.write_bytes(old)
     _journal(path, old, new)
-    assert "had not written anything" in recover(path).message  # type: ignore[union-attr]
+    assert "stale journal" in repair(path).message
     assert path.read_bytes() == old
+    path.write_bytes(old + b"partial")
     _journal(path, b"x" * 100, new)  # a journal about some other file: never truncate on a guess
-    assert "does not match" in recover(path).message  # type: ignore[union-attr]
-    assert path.read_bytes() == old
+    outcome = repair(path)
+    assert outcome.refused and "no sound zTensor v2 footer ends at byte 100" in outcome.message
+    assert path.read_bytes() == old + b"partial"
     Path(journal_path(path)).write_text("{garbage")
-    assert "unreadable journal" in recover(path).message  # type: ignore[union-attr]
-    assert path.read_bytes() == old and recover(path) is None
+    outcome = repair(path)
+    assert outcome.refused and "not JSON" in outcome.message
+    assert path.read_bytes() == old + b"partial" and os.path.exists(journal_path(path))
 
 
 def test_a_failed_write_removes_its_own_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,5 +179,7 @@ def test_a_process_killed_mid_append_loses_only_the_new_generation(tmp_path: Pat
     assert done.returncode == 9, done.stderr
     assert os.path.exists(journal_path(path)) and len(path.read_bytes()) == len(old) + 700
     tf = open_file(path)
-    assert path.read_bytes() == old and "rolled back" in tf.problems[0].message
+    assert len(path.read_bytes()) == len(old) + 700 and "interrupted append" in tf.problems[0].message
+    tf.close()
+    assert "rolled back" in repair(path).message and path.read_bytes() == old
     ztensor.verify(str(path), deep=True)

@@ -7,9 +7,9 @@ place. Nothing already in the file is moved or overwritten.
 A file whose footer is not at EOF is invalid, so an interrupted append must never cost the previous
 generation. Before the first byte is appended, a small journal ``.<name>.ztviewer-append`` beside the file
 records the old length and a hash of the old footer, plus the length and footer hash the append will produce,
-and is fsynced (with its directory). Then the append is written and fsynced, and the journal removed. Whoever
-next opens or saves the file (:func:`recover`) finds a journal left by a crash and either keeps a complete
-append or truncates the file back to the recorded length, and says which, as a warning :class:`Problem`.
+and is fsynced (with its directory), and locked while the append runs. Then the append is written and fsynced,
+and the journal removed. A journal a crash left behind is reported when the file is opened and rolled back only on
+request (:mod:`..interrupted_append`: ``ztviewer repair``, the window's Repair, or the next append to the file).
 """
 from __future__ import annotations
 
@@ -17,37 +17,30 @@ import json
 import math
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import cbor2
-import xxhash
 
 import ztviewer.codec.writers.zt_v2_rules as rules
 
-from ..append_journal import journal_path
+from ..append_journal import (
+    Journal,
+    being_written,
+    footer_hash,
+    fsync_directory,
+    journal_path,
+    not_a_file,
+    remove_journal,
+)
 from ..errors import Cancelled, CodecError, EditRefused
-from ..model import Problem, TensorFile, warning
+from ..interrupted_append import RULE, interrupted_append_of, repair
+from ..model import TensorFile
+from ..portable import lock_for_writing
 from .blobs import KEEP
 from .cbor import dumps_deterministic
 from .document import EditableDocument, stored_attributes
 from .zt_v2 import footer
-
-RULE_RECOVERY = "an interrupted zTensor v2 append is rolled back to the previous generation (spec §2.5)"
-
-
-@dataclass(frozen=True, slots=True)
-class Journal:
-    """What an append in progress will change: lengths and XXH3-64 of the 40-byte footers, before and after."""
-
-    old_length: int
-    old_footer: str
-    new_length: int
-    new_footer: str
-
-
-def _footer_hash(data: bytes) -> str:
-    return f"{xxhash.xxh3_64_intdigest(data):016x}"
 
 
 def _tail(fd: int, length: int) -> bytes:
@@ -57,69 +50,21 @@ def _tail(fd: int, length: int) -> bytes:
     return os.read(fd, length - start)
 
 
-def _fsync_directory(path: str) -> None:
-    try:
-        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return  # Windows: directories cannot be opened; the rename/unlink is durable with the file
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _read_journal(path: str) -> Journal | None:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(4096)
-        data = json.loads(raw)
-        return Journal(int(data["old_length"]), str(data["old_footer"]), int(data["new_length"]),
-                       str(data["new_footer"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def recover(path: str | os.PathLike[str]) -> Problem | None:
-    """Finish what a crashed append left behind, if anything: keep a complete append, else truncate the file
-    back to the generation before it. Returns the warning to show, ``None`` when there was no journal."""
-    target = os.path.realpath(os.fspath(path))
+def _make_room_for_journal(target: str) -> None:
+    """Before appending: roll back an interrupted append its journal applies to (under the rules opening reports
+    one by, :mod:`..interrupted_append`), and refuse when the journal's name is taken by something that is not a
+    journal, or by a save still running. A stale or unusable journal is replaced by this append's own."""
     journal_file = journal_path(target)
-    if not os.path.exists(journal_file):
-        return None
-    journal = _read_journal(journal_file)
     try:
-        fd = os.open(target, os.O_RDWR | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        return warning(f"an interrupted save left {os.path.basename(journal_file)} behind, but the file cannot "
-                       f"be opened for repair ({exc.strerror})", rule=RULE_RECOVERY)
-    try:
-        size = os.fstat(fd).st_size
-        message = _repair(fd, size, journal)
-    finally:
-        os.close(fd)
-    os.unlink(journal_file)
-    _fsync_directory(journal_file)
-    return warning(message, rule=RULE_RECOVERY, offset=journal.old_length if journal else None)
-
-
-def _repair(fd: int, size: int, journal: Journal | None) -> str:
-    if journal is None:
-        return "an interrupted save left an unreadable journal; the file was left as it is"
-    if size == journal.new_length and _footer_hash(_tail(fd, size)) == journal.new_footer:
-        return ("a save that was interrupted after its new generation was complete has been kept "
-                f"({size:,} bytes)")
-    if size >= journal.old_length and _footer_hash(_tail(fd, journal.old_length)) == journal.old_footer:
-        if size != journal.old_length:
-            os.ftruncate(fd, journal.old_length)
-            os.fsync(fd)
-            return (f"an interrupted save (an appended generation) was rolled back: the file is back to its "
-                    f"previous generation of {journal.old_length:,} bytes ({size - journal.old_length:,} "
-                    "partial bytes removed)")
-        return "an interrupted save had not written anything yet; the file is unchanged"
-    return (f"an interrupted save left a journal that does not match the file ({size:,} bytes, the journal "
-            f"expected {journal.old_length:,} or {journal.new_length:,}); the file was left as it is")
+        kind = not_a_file(journal_file)
+    except FileNotFoundError:
+        return
+    if kind is not None:
+        raise EditRefused(f"{journal_file} is {kind}, not an append journal: the append could not be journaled "
+                          "against a crash; move it away and save again", rule=RULE)
+    if being_written(journal_file):
+        raise EditRefused("another save is appending to this file right now; save again when it ends", rule=RULE)
+    repair(target)
 
 
 # -- building the next generation --------------------------------------------------------------------------
@@ -134,6 +79,8 @@ def why_not_appendable(doc: EditableDocument, path: str) -> str | None:
         return "a new alignment needs the blobs rewritten"
     if tf.source is None or "footer" not in tf.extra:
         return "the open file's footer is unknown"
+    if interrupted_append_of(tf) is not None:
+        return "the file ends in an interrupted append (repair it to append again)"
     names = {t.name for t in tf.tensors}
     if len(names) != len(tf.tensors):
         return "the file repeats a tensor name"
@@ -225,7 +172,7 @@ def append_manifest(path: str | os.PathLike[str], manifest: bytes, alignment: in
     footer to the file, journaled; returns the new size. ``expected`` is the (size, last 40 bytes) the caller
     read the file with: a file changed since is refused."""
     target = os.path.realpath(os.fspath(path))
-    recover(target)
+    _make_room_for_journal(target)
     fd = os.open(target, os.O_RDWR | getattr(os, "O_BINARY", 0))
     try:
         old_length = os.fstat(fd).st_size
@@ -238,8 +185,8 @@ def append_manifest(path: str | os.PathLike[str], manifest: bytes, alignment: in
         offset = -(-old_length // alignment) * alignment
         tail = footer(offset, manifest)
         appended = bytes(offset - old_length) + manifest + tail
-        journal = Journal(old_length, _footer_hash(old_tail), old_length + len(appended), _footer_hash(tail))
-        _write_journal(journal_path(target), journal)
+        journal = Journal(old_length, footer_hash(old_tail), old_length + len(appended), footer_hash(tail))
+        held = _write_journal(journal_path(target), journal)
         try:
             os.lseek(fd, old_length, os.SEEK_SET)
             view = memoryview(appended)
@@ -251,7 +198,8 @@ def append_manifest(path: str | os.PathLike[str], manifest: bytes, alignment: in
             os.fsync(fd)
             raise
         finally:
-            _drop_journal(journal_path(target))
+            os.close(held)
+            remove_journal(journal_path(target))
         return journal.new_length
     finally:
         os.close(fd)
@@ -259,31 +207,25 @@ def append_manifest(path: str | os.PathLike[str], manifest: bytes, alignment: in
 
 def drop_stale_journal(path: str | os.PathLike[str]) -> None:
     """Forget an append journal of ``path`` after the file was replaced whole (it no longer applies)."""
-    _drop_journal(journal_path(path))
+    remove_journal(journal_path(path))
 
 
-def _write_journal(path: str, journal: Journal) -> None:
+def _write_journal(path: str, journal: Journal) -> int:
+    """Write and fsync the journal; returns its descriptor, locked (:func:`being_written`) until closed."""
     data = json.dumps(asdict(journal)).encode()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
     try:
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        _fsync_directory(path)
+        lock_for_writing(fd)
+        os.write(fd, data)
+        os.fsync(fd)
+        fsync_directory(path)
     except BaseException:
-        _drop_journal(path)  # nothing was appended yet: no journal is the truth
+        os.close(fd)
+        remove_journal(path)  # nothing was appended yet: no journal is the truth
         raise
-
-
-def _drop_journal(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        return
-    _fsync_directory(path)
+    return fd
 
 
 __all__ = ["Journal", "append_generation", "append_manifest", "drop_stale_journal", "journal_path", "next_manifest",
-           "recover", "why_not_appendable"]
+           "why_not_appendable"]

@@ -143,7 +143,8 @@ QUICK_GUIDE = """
     values), histogram and statistics; the Values button shows the plane as a table.
     Tensor trains show their cores and a reconstructed slice.</li>
 <li><b>Problems</b> — everything wrong in the file, with where (tensor, component, byte offset) and the rule;
-    double-click one to go there.</li>
+    double-click one to go there. A zTensor v2 file whose last save was interrupted shows the generation before
+    it; File ▸ Repair Interrupted Save… rolls the file back to it.</li>
 <li><b>Check File</b> ({check}) — structure, decode every tensor and verify every digest; what it finds goes to
     Problems, the tree and the status bar.</li>
 <li><b>Verify</b> — Verify All Digests ({verify}) or only the selected tensors ({verify_selection}).</li>

@@ -21,9 +21,10 @@ from .schema import Manifest, attributes_map, read_objects, read_root
 FORMAT = ZT_V2_FORMAT
 
 
-def read(source: Source) -> TensorFile:
+def read(source: Source, footer: Footer | None = None) -> TensorFile:
+    """The file as the footer at its end defines it, or as ``footer`` does (a sound earlier one)."""
     with building_many():
-        tf = read_generation(source, read_footer(source))
+        tf = read_generation(source, footer or read_footer(source))
     from .shards import resolve_shards
 
     resolve_shards(tf)
