@@ -8,13 +8,18 @@ a file imports the reader of its format only.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .append_journal import journal_exists
 from .errors import CodecError, UnknownFormat
 from .format_handler import HEAD_BYTES, FormatHandler, Reader
 from .formats.magic import ZT_V2_FORMAT, sniff_blz, sniff_safetensors, sniff_zt, sniff_zt_v2, sniff_zt_v2_tail
+from .io.adapted import as_source
 from .model import Problem, Severity, TensorFile
-from .source import Source
+from .source import LocalFile, Source
+
+if TYPE_CHECKING:
+    from .io.protocol import ByteSource
 
 
 def _read_blz(source: Source) -> TensorFile:
@@ -107,6 +112,13 @@ def read_source(source: Source) -> TensorFile:
     return tf
 
 
+def open_source(source: ByteSource | Source) -> TensorFile:
+    """Parse a file from any source (:class:`~.io.memory.InMemorySource`, :class:`~.io.fsspec_file.FsspecSource`,
+    or any object implementing the :class:`~.io.protocol.ByteSource` protocol), named by its ``path``; as
+    :func:`read_source`."""
+    return read_source(as_source(source))
+
+
 def open_file(path: str | os.PathLike[str]) -> TensorFile:
     """Open and parse a tensor file (raises ``OSError`` only when the path cannot be opened).
 
@@ -117,7 +129,7 @@ def open_file(path: str | os.PathLike[str]) -> TensorFile:
         from .writers.zt_v2_append import recover
 
         repaired = recover(path)
-    tf = read_source(Source(path))
+    tf = read_source(LocalFile(path))
     if repaired is not None:
         tf.problems.insert(0, repaired)
     return tf

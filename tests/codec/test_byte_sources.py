@@ -1,0 +1,226 @@
+"""Every byte source reads every corpus file alike: the same bytes, the same ``info --json`` document and the same
+``check`` verdict as the local file, whether the source maps the file (:class:`LocalFile`), holds it in memory
+(:class:`InMemorySource`), reads it through fsspec (memory and local file systems) or offers nothing but the
+protocol (an object of this test's own, not derived from :class:`Source`)."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests._corpus import CORPUS, corpus_available
+from ztviewer.cli_info import describe
+from ztviewer.codec import registry
+from ztviewer.codec.check import check_file
+from ztviewer.codec.errors import Cancelled, OutOfBounds, SourceChanged
+from ztviewer.codec.io.protocol import POSITIONAL_ONLY, Capabilities
+from ztviewer.codec.model import TensorFile
+from ztviewer.codec.source import InMemorySource, LocalFile, Source
+
+pytestmark = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
+
+DATA_SUFFIXES = {".zt", ".safetensors", ".blz"}
+FILES = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.suffix in DATA_SUFFIXES) \
+    if corpus_available() else []
+
+
+class ProtocolOnly:
+    """Bytes behind the bare protocol: reads of a ``bytes`` object, nothing else (no views, no descriptor)."""
+
+    capabilities = POSITIONAL_ONLY
+
+    def __init__(self, data: bytes, path: str) -> None:
+        self.data, self.path, self.size = data, path, len(data)
+        self.reads: list[tuple[int, int]] = []
+
+    @property
+    def stamp(self) -> tuple[int, int, int]:
+        return self.size, 0, 0
+
+    def read(self, offset: int, length: int, what: str = "range", **where: str | None) -> bytes:
+        self.reads.append((offset, length))
+        return self.data[offset:offset + length]
+
+    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range", *,
+                    reuse: bool = False, progress: Callable[[int], object] | None = None,
+                    cancelled: Callable[[], bool] | None = None, **where: str | None) -> Iterator[bytes]:
+        for start in range(offset, offset + length, chunk):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            part = self.read(start, min(chunk, offset + length - start))
+            yield part
+            if progress is not None:
+                progress(len(part))
+
+    def changed(self) -> str | None:
+        return None
+
+
+def _fsspec_memory(path: Path) -> Source:
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    from ztviewer.codec.io.fsspec_file import FsspecSource
+
+    fs = MemoryFileSystem()
+    fs.pipe_file(f"/corpus/{path.name}", path.read_bytes())
+    return FsspecSource(str(path), fs, f"/corpus/{path.name}", block_size=64 << 10)
+
+
+def _fsspec_local(path: Path) -> Source:
+    from ztviewer.codec.io.fsspec_file import FsspecSource
+
+    return FsspecSource(str(path))
+
+
+BACKENDS: dict[str, Callable[[Path], object]] = {
+    "memory": lambda path: InMemorySource(path.read_bytes(), str(path)),
+    "protocol-only": lambda path: ProtocolOnly(path.read_bytes(), str(path)),
+    "fsspec-memory": _fsspec_memory,
+    "fsspec-local": _fsspec_local,
+}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def backend(request) -> Callable[[Path], object]:
+    if request.param.startswith("fsspec"):
+        pytest.importorskip("fsspec")
+    return BACKENDS[request.param]
+
+
+def _verdict(tf: TensorFile) -> dict:
+    report = check_file(tf)
+    return {"ok": report.ok, "problems": sorted(str(p) for p in report.problems),
+            "decoded": report.tensors_decoded, "digests": report.digests_verified}
+
+
+def _document(tf: TensorFile) -> str:
+    return json.dumps(describe(tf, with_hash=True), sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_backend_reads_the_corpus_file_as_the_local_file_does(name, backend):
+    path = CORPUS / name
+    local = registry.read_source(LocalFile(path))
+    other = registry.open_source(backend(path))
+    try:
+        assert other.source is not local.source and not other.source.capabilities.descriptor
+        assert other.readable == local.readable
+        assert _document(other) == _document(local)
+        assert _verdict(other) == _verdict(local)
+    finally:
+        local.source.close()
+        other.source.close()
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if not n.startswith("hostile/")][::7])
+def test_every_backend_gives_the_file_bytes(name, backend):
+    data = (CORPUS / name).read_bytes()
+    source = registry.open_source(backend(CORPUS / name)).source
+    size = len(data)
+    assert source.size == size and source.stamp[0] == size
+    assert b"".join(bytes(c) for c in source.read_chunks(0, size, 1000)) == data
+    assert source.read(size // 3, size // 2) == data[size // 3:size // 3 + size // 2]
+    assert bytes(source.view(7, 100)) == data[7:107]
+    assert source.window(size - 10, 100) == data[-10:] and source.head(16) == data[:16]
+    with pytest.raises(OutOfBounds, match="runs past the end of the file"):
+        source.read(size - 4, 5)
+    source.close()
+
+
+def test_the_bare_protocol_reads_only_what_a_check_needs():
+    """A source with no views and no descriptor is read range by range: opening and checking a file never asks
+    for a range longer than the largest component (here: nothing near the whole file at once)."""
+    path = CORPUS / "zt_v2" / "ztensor-2.1.2" / "canonical_all_dtypes.zt"
+    if not path.is_file():
+        path = next(CORPUS.rglob("*.zt"))
+    inner = ProtocolOnly(path.read_bytes(), str(path))
+    tf = registry.open_source(inner)
+    check_file(tf)
+    largest = max(c.length for t in tf.tensors for c in t.components.values())
+    assert inner.reads and max(length for _, length in inner.reads) <= max(largest, 64 << 10)
+
+
+def test_chunked_reads_report_progress_and_stop_when_cancelled():
+    source = InMemorySource(bytes(range(256)) * 40)
+    seen: list[int] = []
+    assert b"".join(source.read_chunks(0, 10240, 4096, progress=seen.append)) == bytes(range(256)) * 40
+    assert seen == [4096, 4096, 2048]
+    stop = threading.Event()
+    chunks = source.read_chunks(0, 10240, 4096, cancelled=stop.is_set)
+    next(chunks)
+    stop.set()
+    with pytest.raises(Cancelled):
+        next(chunks)
+
+
+def test_capabilities_say_what_each_source_offers(tmp_path):
+    path = tmp_path / "x.bin"
+    path.write_bytes(b"abc")
+    with LocalFile(path) as local:
+        assert local.capabilities == Capabilities(views=True, mapped=True, descriptor=True)
+        fd = local.reader_fd()
+        assert fd is not None
+        os.close(fd)
+    memory = InMemorySource(b"abc")
+    assert memory.capabilities == Capabilities(views=True) and memory.reader_fd() is None
+    adapted = registry.open_source(ProtocolOnly(b"abc", "p")).source
+    assert adapted.capabilities == POSITIONAL_ONLY and adapted.fileno() is None
+
+
+def test_fsspec_source_tells_a_file_changed_underneath():
+    pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    from ztviewer.codec.io.fsspec_file import FsspecSource
+
+    fs = MemoryFileSystem()
+    fs.pipe_file("/x/changing.bin", b"\x01" * 300_000)
+    source = FsspecSource("memory://x/changing.bin", fs, "/x/changing.bin")
+    assert source.changed() is None and source.read(0, 4) == b"\x01" * 4
+    fs.pipe_file("/x/changing.bin", b"\x02" * 300_000)
+    assert source.changed() == "it was replaced by another file"
+    fs.pipe_file("/x/changing.bin", b"\x02" * 1000)
+    assert source.changed() == "its size changed from 300,000 to 1,000 bytes"
+    fs.rm("/x/changing.bin")
+    assert source.changed() == "it is gone"
+
+
+def test_fsspec_source_never_reads_past_the_new_end_of_a_truncated_file(tmp_path):
+    pytest.importorskip("fsspec")
+    from ztviewer.codec.io.fsspec_file import FsspecSource
+
+    path = tmp_path / "shrinking.bin"
+    path.write_bytes(b"\x01" * 3_000_000)
+    source = FsspecSource(str(path))
+    assert source.read(299_990, 10) == b"\x01" * 10
+    os.truncate(path, 1000)
+    with pytest.raises(SourceChanged, match="ends at byte 200,000 while reading range"):  # as a short pread says
+        source.read(200_000, 10)
+    with pytest.raises(SourceChanged, match="ends at byte 1,000 while reading range"):
+        source.read(0, 2 << 20)   # longer than a cached read: one read of its own
+    with pytest.raises(SourceChanged, match="ends at byte 1,000 while reading range"):
+        source.read(500, 1000)
+    source.close()
+
+
+def test_fsspec_source_opened_by_url_caches_small_reads_in_blocks():
+    pytest.importorskip("fsspec")
+    import fsspec
+
+    from ztviewer.codec.io.fsspec_file import FsspecSource
+
+    fs = fsspec.filesystem("memory")
+    fs.pipe_file("/blocks/a.bin", bytes(range(256)) * 2048)
+    source = FsspecSource("memory://blocks/a.bin", block_size=1)
+    assert source.block_size == 64 << 10  # clamped to the smallest block
+    fetched: list[tuple[int, int]] = []
+    fetch = source._fetch
+    source._fetch = lambda offset, length: fetched.append((offset, length)) or fetch(offset, length)  # type: ignore[method-assign]
+    assert source.read(10, 20) == (bytes(range(256)) * 2048)[10:30]
+    assert source.read(100, 20) == (bytes(range(256)) * 2048)[100:120]
+    assert fetched == [(0, 64 << 10)]
+    fs.rm("/blocks/a.bin")
