@@ -14,9 +14,10 @@ import pytest
 
 from tests._corpus import CORPUS, corpus_available
 from ztviewer.cli_info import describe
-from ztviewer.codec import registry
+from ztviewer.codec import readahead, registry
 from ztviewer.codec.check import check_file
-from ztviewer.codec.errors import Cancelled, OutOfBounds, SourceChanged
+from ztviewer.codec.convert import convert_open
+from ztviewer.codec.errors import Cancelled, CodecError, DecodeLimitExceeded, OutOfBounds, SourceChanged
 from ztviewer.codec.io.protocol import POSITIONAL_ONLY, Capabilities
 from ztviewer.codec.model import TensorFile
 from ztviewer.codec.source import InMemorySource, LocalFile, Source
@@ -224,3 +225,85 @@ def test_fsspec_source_opened_by_url_caches_small_reads_in_blocks():
     assert source.read(100, 20) == (bytes(range(256)) * 2048)[100:120]
     assert fetched == [(0, 64 << 10)]
     fs.rm("/blocks/a.bin")
+
+
+@pytest.mark.parametrize("name", [n for n in FILES if n.startswith(("safetensors/", "zt_v2/"))][::3])
+@pytest.mark.parametrize("to", ["zt-v2", "safetensors"])
+def test_every_backend_converts_to_the_same_bytes(name, to, backend, tmp_path):
+    """Writers copy stored bytes from a source without a descriptor (no kernel copy) byte for byte."""
+    path = CORPUS / name
+    local = registry.read_source(LocalFile(path))
+    other = registry.open_source(backend(path))
+    try:
+        results = []
+        for tf, out in ((local, tmp_path / "local.out"), (other, tmp_path / "other.out")):
+            try:
+                convert_open(tf, out, to)
+                results.append(out.read_bytes())
+            except CodecError as exc:
+                results.append(str(exc))
+        assert results[0] == results[1]
+    finally:
+        local.source.close()
+        other.source.close()
+
+
+def test_read_ahead_and_feed_serve_a_source_with_neither_descriptor_nor_views():
+    """Read ahead and fed in chunks: never one read of the whole range (a remote file fetched whole)."""
+    data = bytes(range(251)) * (100 << 10)  # 25 MiB: past the residency probe and feed's own reads
+    inner = ProtocolOnly(data, "remote")
+    source = registry.open_source(inner).source
+    parts = [bytes(part) for part in readahead.read_ahead(source, 5, len(data) - 10)]
+    assert b"".join(parts) == data[5:-5] and max(map(len, parts)) <= readahead.CHUNK
+    consumed = bytearray()
+    progressed: list[int] = []
+    readahead.feed(source, 0, len(data), consumed.extend, progress=progressed.append)
+    assert consumed == data and sum(progressed) == len(data)
+    with pytest.raises(Cancelled):
+        readahead.feed(source, 0, len(data), consumed.extend, cancelled=lambda: True)
+    assert max(length for _, length in inner.reads) <= readahead.FEED_CHUNK
+
+
+def test_a_view_of_a_source_without_views_is_that_range_alone_read_in_chunks():
+    data = bytes(range(253)) * (80 << 10)  # 20 MiB
+    inner = ProtocolOnly(data, "remote")
+    source = registry.open_source(inner).source
+    view = source.view(3, len(data) - 6)
+    assert view.readonly and view == data[3:-3]
+    assert max(length for _, length in inner.reads) <= 8 << 20
+
+
+def test_a_view_too_large_for_memory_is_a_clear_error():
+    class Huge(ProtocolOnly):
+        size = 1 << 62
+
+        def __init__(self) -> None:
+            super().__init__(b"", "huge")
+            self.size = 1 << 62
+
+    source = registry.open_source(Huge()).source
+    with pytest.raises(DecodeLimitExceeded, match="of 4,611,686,018,427,387,904 bytes does not fit in memory"):
+        source.view(0, 1 << 62, "component", tensor="w")
+
+
+def test_every_backend_reads_an_earlier_generation_as_the_local_file_does(backend, tmp_path):
+    pytest.importorskip("ztensor")
+    from tests.gui.v2_files import with_generations
+    from ztviewer.codec.formats.zt_v2 import find_generations
+    from ztviewer.codec.formats.zt_v2.reader import read_generation_at
+
+    path = with_generations(tmp_path / "gen.zt")
+    local = registry.read_source(LocalFile(path))
+    other = registry.open_source(backend(path))
+    try:
+        generations = find_generations(local)
+        assert generations and [g.end for g in find_generations(other)] == [g.end for g in generations]
+        for generation in generations:
+            old_local, old_other = read_generation_at(local, generation), read_generation_at(other, generation)
+            assert old_other.source.size == generation.end < other.source.size
+            assert _document(old_other) == _document(old_local)
+            assert _verdict(old_other) == _verdict(old_local)
+            assert old_other.source.read(0, generation.end) == path.read_bytes()[:generation.end]
+    finally:
+        local.source.close()
+        other.source.close()

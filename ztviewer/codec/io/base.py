@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..errors import Cancelled, OutOfBounds, SourceChanged
+from ..errors import Cancelled, DecodeLimitExceeded, OutOfBounds, SourceChanged
 from ..source_ranges import RangeReader
 from .protocol import POSITIONAL_ONLY, CancelCheck, Capabilities, Progress, Stamp
 
@@ -79,8 +79,22 @@ class Source:
 
     def view(self, offset: int, length: int, what: str = "range", **where: str | None) -> memoryview:
         """``length`` bytes at ``offset`` as a buffer: zero-copy where :attr:`capabilities` say ``views``, else a
-        copy of that range read for the caller."""
-        return memoryview(self.read(offset, length, what, **where))
+        read-only copy of that range alone, read in chunks into one buffer (:class:`DecodeLimitExceeded` where it
+        does not fit in memory)."""
+        self.check_range(offset, length, what, **where)
+        if length <= CHUNK:
+            return memoryview(self.read(offset, length, what, **where))
+        try:
+            out = bytearray(length)
+        except MemoryError:
+            raise DecodeLimitExceeded(f"{what} of {length:,} bytes does not fit in memory, and {self.path} cannot "
+                                      "be mapped", offset=offset, rule="bytes read fit in memory", **where) from None
+        position = 0
+        for part in self.read_chunks(offset, length, CHUNK, what, reuse=True, progress=None, cancelled=None,
+                                     **where):
+            out[position:position + len(part)] = part
+            position += len(part)
+        return memoryview(out).toreadonly()
 
     def view_within(self, within: int | None, offset: int, length: int, what: str = "range",
                     **where: str | None) -> memoryview:
