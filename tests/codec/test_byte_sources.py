@@ -307,3 +307,13 @@ def test_every_backend_reads_an_earlier_generation_as_the_local_file_does(backen
     finally:
         local.source.close()
         other.source.close()
+
+
+def test_fsspec_source_refuses_a_directory_and_a_missing_file(tmp_path):
+    pytest.importorskip("fsspec")
+    from ztviewer.codec.io.fsspec_file import FsspecSource
+
+    with pytest.raises(IsADirectoryError, match="is a directory, not a file"):
+        FsspecSource(str(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        FsspecSource(str(tmp_path / "missing.zt"))

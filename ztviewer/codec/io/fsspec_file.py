@@ -38,8 +38,11 @@ def _filesystem(url: str, storage_options: dict[str, Any]) -> tuple[Any, str]:
 
 def _stamp(fs: Any, path: str) -> Stamp:
     """``(size, 0, identity)``: the identity a hash of what the file system says of the file (its ETag or
-    checksum, modification time), which another file under the same name does not share."""
+    checksum, modification time), which another file under the same name does not share. Anything but a file
+    (a directory, a bucket) is :class:`IsADirectoryError`."""
     info = fs.info(path)
+    if info.get("type", "file") != "file":
+        raise IsADirectoryError(f"{path} is a {info.get('type')}, not a file")
     return int(info["size"]), 0, int(fs.checksum(path)) % (1 << 63) or 1
 
 
