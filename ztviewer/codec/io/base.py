@@ -9,6 +9,7 @@ file: never more than the range asked for, never the whole file).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Self
 
 from ..errors import Cancelled, DecodeLimitExceeded, OutOfBounds, SourceChanged
 from ..source_ranges import RangeReader
@@ -165,7 +166,7 @@ class Source:
     def close(self) -> None:
         """Let go of what the source holds; views handed out stay valid until collected."""
 
-    def __enter__(self) -> Source:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
