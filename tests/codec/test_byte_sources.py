@@ -1,7 +1,8 @@
 """Every byte source reads every corpus file alike: the same bytes, the same ``info --json`` document and the same
 ``check`` verdict as the local file, whether the source maps the file (:class:`LocalFile`), holds it in memory
-(:class:`InMemorySource`), reads it through fsspec (memory and local file systems) or offers nothing but the
-protocol (an object of this test's own, not derived from :class:`Source`)."""
+(:class:`InMemorySource`), reads it as a shard of a set does (:class:`ShardSource`), reads it through fsspec (memory
+and local file systems) or offers nothing but the protocol (an object of this test's own, not derived from
+:class:`Source`)."""
 from __future__ import annotations
 
 import io
@@ -21,6 +22,7 @@ from ztviewer.codec.convert import convert_open
 from ztviewer.codec.errors import Cancelled, CodecError, DecodeLimitExceeded, OutOfBounds, SourceChanged
 from ztviewer.codec.io.protocol import POSITIONAL_ONLY, Capabilities
 from ztviewer.codec.model import TensorFile
+from ztviewer.codec.multifile.shard_source import ShardSource, SourcePool
 from ztviewer.codec.source import InMemorySource, LocalFile, Source
 
 pytestmark = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
@@ -79,6 +81,7 @@ def _fsspec_local(path: Path) -> Source:
 
 
 BACKENDS: dict[str, Callable[[Path], object]] = {
+    "shard": lambda path: ShardSource(str(path), SourcePool(max_mapped=1)),  # a set's source, one file alone
     "memory": lambda path: InMemorySource(path.read_bytes(), str(path)),
     "protocol-only": lambda path: ProtocolOnly(path.read_bytes(), str(path)),
     "fsspec-memory": _fsspec_memory,
@@ -113,7 +116,8 @@ def test_every_backend_reads_the_corpus_file_as_the_local_file_does(name, backen
     local = registry.read_source(LocalFile(path))
     other = registry.open_source(backend(path))
     try:
-        assert other.source is not local.source and not other.source.capabilities.descriptor
+        assert other.source is not local.source
+        assert other.source.capabilities.descriptor == isinstance(other.source, ShardSource)
         assert other.readable == local.readable
         assert _document(other) == _document(local)
         assert _verdict(other) == _verdict(local)
