@@ -7,7 +7,7 @@ from pathlib import Path
 import cbor2
 
 from ztviewer.codec import open_file
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import LocalFile
 
 from . import files
 from .common import best_of, result
@@ -85,7 +85,7 @@ def bench_open_big(tmpdir: Path, quick: bool) -> dict:
 
 
 def _bare_map(path: Path) -> None:
-    source = Source(path)
+    source = LocalFile(path)
     source.head(64)
     source.tail(64)
     source.close()

@@ -62,7 +62,7 @@ def model_checkpoint(path: Path) -> str:
 def sparse_big_file(path: Path):
     """A multi-GiB file made of holes (no disk space), with a hand-made model that records digests."""
     from ztviewer.codec import Component, Region, Tensor, TensorFile
-    from ztviewer.codec.source import Source
+    from ztviewer.codec.source import LocalFile
     from ztviewer.session.file_layout import build_layout
     from ztviewer.workers.tasks import OpenedFile
 
@@ -77,7 +77,8 @@ def sparse_big_file(path: Path):
             "data": Component("data", 64 + i * layer, layer, digest=digest, dtype="bfloat16")}, index=i))
     regions = [Region("magic", 0, 8, "magic ZTEN1000"), Region("manifest", 64 + 8 * layer, 4088, "CBOR manifest"),
                Region("footer", 64 + 8 * layer + 4088, 8, "manifest size (u64 LE)")]
-    tf = TensorFile(str(path), "zt", "v1.0", {"producer": "screenshot"}, tensors, regions=regions, source=Source(path))
+    tf = TensorFile(str(path), "zt", "v1.0", {"producer": "screenshot"}, tensors, regions=regions,
+                    source=LocalFile(path))
     return OpenedFile(tf, build_layout(tf))
 
 

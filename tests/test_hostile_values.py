@@ -33,7 +33,7 @@ from ztviewer.codec.errors import CodecError, DecodeLimitExceeded
 from ztviewer.codec.formats import zt  # noqa: F401  (registers the handlers)
 from ztviewer.codec.formats.zt_footer import RULE_SHARING
 from ztviewer.codec.huge_int import HugeInt
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource
 from ztviewer.codec.text import int_text, json_safe, printable, value_text
 
 
@@ -44,7 +44,7 @@ def write(tmp_path: Path, name: str, data: bytes | None = None) -> Path:
 
 
 def open_case(name: str):
-    return registry.read_source(Source.from_bytes(CASES[name](), path=name + suffix(name)))
+    return registry.read_source(InMemorySource(CASES[name](), path=name + suffix(name)))
 
 
 def assert_printable(text: str) -> None:
@@ -313,7 +313,7 @@ def test_zstd_tt_cores_are_decoded(tmp_path, capsys):
 def test_corrupt_zstd_tt_core_fails_check():
     data = bytearray(CASES["zt10_tt_zstd_core"]())
     data[64 + 6:64 + 10] = b"\xff\xff\xff\xff"  # inside the first core's frame
-    tf = registry.read_source(Source.from_bytes(bytes(data), path="bad.zt"))
+    tf = registry.read_source(InMemorySource(bytes(data), path="bad.zt"))
     report = check_file(tf)
     assert not report.ok and any(p.component == "core_0" and "zstd" in p.message for p in report.problems)
 
@@ -340,7 +340,7 @@ def test_partial_overlap_is_still_an_error():
     from tests.hostile_values import enc, v01_entry, v01_file
 
     entries = [v01_entry(enc("a")), v01_entry(enc("b"), offset=enc(68), size=enc(12), shape=enc([3]))]
-    tf = registry.read_source(Source.from_bytes(v01_file(entries), path="p.zt"))
+    tf = registry.read_source(InMemorySource(v01_file(entries), path="p.zt"))
     assert tf.has_errors and any("overlaps" in p.message for p in tf.all_problems())
 
 
@@ -354,7 +354,7 @@ U64 = (1 << 64) - 1
     (lambda: v01_file([v01_entry(enc("a"), shape=enc([U64] * 300))]), "y.zt"),
 ])
 def test_shapes_whose_element_count_overflows_are_errors(data, name, tmp_path, capsys):
-    tf = registry.read_source(Source.from_bytes(data(), path=name))
+    tf = registry.read_source(InMemorySource(data(), path=name))
     (problem,) = [p for p in tf.all_problems() if p.rule == "the element count fits in 64 bits"]
     assert "<19,200-bit integer> elements" in problem.message
     path = tmp_path / name
@@ -371,7 +371,7 @@ def test_properties_panel_copes_with_huge_counts_and_hostile_names():
             yield p.key, p.value
             yield from flat(p.children)
 
-    tf = registry.read_source(Source.from_bytes(blz_file([U64] * 255, [1] * 256, b""), path="x.blz"))
+    tf = registry.read_source(InMemorySource(blz_file([U64] * 255, [1] * 256, b""), path="x.blz"))
     shown = dict(flat(tensor_props(tf.tensors[0], None, tf.size)))
     assert shown["element count"] == "<16,320-bit integer>" and shown["compression ratio"] == "> 10³⁰⁸×"
     assert dict(flat(file_props(open_case("zt10_bignum_attribute"), None)))["big"] == "<16,610-bit integer>"

@@ -13,7 +13,7 @@ from ztviewer.codec.dense import to_dense
 from ztviewer.codec.dtypes import to_float32
 from ztviewer.codec.errors import Cancelled
 from ztviewer.codec.model import error
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource
 
 
 class Builder:
@@ -35,7 +35,7 @@ class Builder:
 
     def file(self) -> TensorFile:
         return TensorFile("<test>", "zt", "v1.0", tensors=self.tensors,
-                          source=Source.from_bytes(bytes(self.buffer)))
+                          source=InMemorySource(bytes(self.buffer)))
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from ztviewer.analysis import mapped, positional
 from ztviewer.analysis.reduce import strided_preview
 from ztviewer.analysis.slicing import plane
 from ztviewer.codec import portable
-from ztviewer.codec.source import Source, source_of_map
+from ztviewer.codec.source import LocalFile, source_of_map
 
 SHAPE = (3, 700, 900)
 
@@ -21,7 +21,7 @@ def mapped_array(tmp_path, monkeypatch):
     values = np.random.default_rng(5).standard_normal(SHAPE).astype(np.float32)
     path = tmp_path / "plane.bin"
     path.write_bytes(b"\0" * 24 + values.tobytes())
-    source = Source(path)
+    source = LocalFile(path)
     array = np.frombuffer(source.view(24, values.nbytes), np.float32).reshape(SHAPE)
     yield array, values
     del array

@@ -14,8 +14,8 @@ from ztviewer.analysis.reduce import preview_grid
 from ztviewer.analysis.slicing import plane
 from ztviewer.codec import portable
 from ztviewer.codec.errors import SourceChanged
-from ztviewer.codec.mapped_pages import _bounds, map_of
-from ztviewer.codec.source import Source
+from ztviewer.codec.mapped_pages import byte_bounds, map_of
+from ztviewer.codec.source import LocalFile
 
 SHAPE = (2, 900, 1300)
 REGION = (0, 900, 0, 1300)
@@ -27,7 +27,7 @@ def mapped_array(tmp_path):
     values = np.random.default_rng(7).standard_normal(SHAPE).astype(np.float32)
     path = tmp_path / "plane.bin"
     path.write_bytes(b"\0" * 40 + values.tobytes())   # just written: in the page cache
-    source = Source(path)
+    source = LocalFile(path)
     array = np.frombuffer(source.view(40, values.nbytes), np.float32).reshape(SHAPE)
     if portable.resident_pages(memoryview(map_of(array)), 0, 4096) is None:
         pytest.skip("no mincore on this system: previews of file maps are always read on a worker")
@@ -162,7 +162,7 @@ def test_the_workers_level_sample_leaves_nothing_of_the_map_resident(tmp_path):
     values = np.random.default_rng(8).standard_normal((2048, 4096)).astype(np.float32)
     path = tmp_path / "plane.bin"
     path.write_bytes(values.tobytes())
-    source = Source(path)
+    source = LocalFile(path)
     try:
         array = np.frombuffer(source.view(0, values.nbytes), np.float32).reshape(values.shape)
         address = array.ctypes.data
@@ -227,10 +227,10 @@ def test_grid_and_picks_equal_numpy_and_leave_nothing_resident(mapped_array, mon
     grid, picked = ReleasingPlane(flipped).grid_and_picks(slice(30, 850, 7), slice(5, 1300, 3), rows, cols)
     np.testing.assert_array_equal(grid, values[1][::-1, ::-1][30:850:7, 5:1300:3])
     np.testing.assert_array_equal(picked, values[1][::-1, ::-1][rows, cols])
-    plane_low, plane_high = _bounds(flipped)
+    plane_low, plane_high = byte_bounds(flipped)
     assert released and all(plane_low <= low < high <= plane_high for low, high in released)
     for row in range(30, 900):                           # every row from the grid's first on: inside a released band
-        low, high = _bounds(flipped[row])
+        low, high = byte_bounds(flipped[row])
         assert any(a <= low and high <= b for a, b in released), row
 
 

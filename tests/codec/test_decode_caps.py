@@ -30,13 +30,13 @@ from ztviewer.codec.decode_rules import per_file_budget
 from ztviewer.codec.dense import to_dense
 from ztviewer.codec.errors import DecodeLimitExceeded, FileDecodeBudgetSpent
 from ztviewer.codec.formats import zt  # noqa: F401  (registers the handler)
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource
 
 MiB = 1 << 20
 
 
 def open_bytes(data: bytes, name: str = "t.zt"):
-    return registry.read_source(Source.from_bytes(data, path=name))
+    return registry.read_source(InMemorySource(data, path=name))
 
 
 def zeros_frame(nbytes: int) -> bytes:

@@ -13,7 +13,7 @@ from ztviewer.codec.errors import SourceChanged
 from ztviewer.codec.file_stamps import GONE, REPLACED
 from ztviewer.codec.formats.zt_v2 import find_generations
 from ztviewer.codec.formats.zt_v2.reader import open_generation
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource, LocalFile
 
 ztensor = pytest.importorskip("ztensor")
 OPEN_FILES_STAY = pytest.mark.skipif(os.name == "nt", reason="Windows neither removes nor replaces an open file")
@@ -25,7 +25,7 @@ def opened(tmp_path):
     path = with_generations(tmp_path / "gen.zt")
     with open_file(path) as tf:
         end = find_generations(tf)[0].end
-    whole, second = Source(path), open_generation(str(path), end)
+    whole, second = LocalFile(path), open_generation(str(path), end)
     assert second.size == end < whole.size and second.source.changed() is None and whole.changed() is None
     yield path, whole, second
     whole.close()
@@ -88,10 +88,10 @@ def test_a_removed_file_is_told_as_for_the_whole_file(opened):
 
 
 def test_in_memory_and_closed_sources_never_change(tmp_path):
-    assert Source.from_bytes(b"abc").changed() is None
+    assert InMemorySource(b"abc").changed() is None
     path = tmp_path / "f.bin"
     path.write_bytes(b"abcd")
-    source = Source(path)
+    source = LocalFile(path)
     source.close()
     path.write_bytes(b"ab")
     assert source.changed() is None

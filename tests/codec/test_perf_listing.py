@@ -22,7 +22,7 @@ from ztviewer.codec.formats import zt_fast, zt_objects, zt_v10
 from ztviewer.codec.gc_pause import building_many
 from ztviewer.codec.layout_check import _out_of_bounds, _overlap, _same_entry, check_layout
 from ztviewer.codec.model import Component, Region, Tensor, TensorFile, warning
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource, LocalFile, Source
 from ztviewer.codec.tensor_table import TensorTable
 
 N = 10_000
@@ -107,7 +107,7 @@ def _st_source(header_text: str, buffer_len: int) -> tuple[Source, int]:
     raw = header_text.encode()
     raw += b" " * (-len(raw) % 8)
     data = struct.pack("<Q", len(raw)) + raw + bytes(buffer_len)
-    return Source.from_bytes(data, path="h.safetensors"), len(raw)
+    return InMemorySource(data, path="h.safetensors"), len(raw)
 
 
 def _plain_agrees(header_text: str, buffer_len: int) -> bool:
@@ -132,7 +132,7 @@ def test_plain_path_takes_reference_files_with_colons_in_metadata(tmp_path):
     path = tmp_path / "m.safetensors"
     save_file({"a:b": np.zeros((2, 3), np.float32), "c": np.ones(4, np.int64)}, str(path),
               metadata={"date": "2024-01-01T00:00:00", "note": 'a: b "quoted"'})
-    source = Source(path)
+    source = LocalFile(path)
     (n,) = struct.unpack("<Q", source.read(0, 8))
     plain = st_reader._read_plain(source, n)
     assert plain is not None and plain == st_reader._read_checked(source, n)

@@ -18,7 +18,7 @@ from ztviewer.codec.decode import dense_array
 from ztviewer.codec.edit import EditableDocument, RenameTensor, SetFileAttribute
 from ztviewer.codec.errors import SourceChanged
 from ztviewer.codec.save import TMP_MARKER, save
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import LocalFile
 from ztviewer.codec.writers import output as output_module
 
 BIG = np.arange(64 * 1024, dtype=np.float32)
@@ -50,7 +50,7 @@ def test_pread_without_os_pread_seeks_and_reads_under_the_lock(tmp_path):
 
 def test_source_reads_without_os_pread(src):
     data = src.read_bytes()
-    with hidden_posix_calls(), Source(src) as source:
+    with hidden_posix_calls(), LocalFile(src) as source:
         assert source.head(16) == data[:16] and source.tail(9) == data[-9:]
         assert source.read(100, 33) == data[100:133] and source.window(len(data) - 4, 50) == data[-4:]
         assert source._map is None  # small reads did not map the file
@@ -123,7 +123,7 @@ def test_a_released_source_opens_again_and_notices_a_new_size(src, monkeypatch):
             tf.source.read(0, 8)
     same = src.parent / "same.zt"
     save_arrays(same, {"a": np.arange(4, dtype=np.int32)})
-    with Source(same) as source:
+    with LocalFile(same) as source:
         head = source.read(0, 8)
         source.release()
         assert not held_by_this_process(str(same))
@@ -151,7 +151,7 @@ def test_all_resident_agrees_with_the_page_flags_of_every_span(tmp_path, monkeyp
     page = 4096
     path.write_bytes(os.urandom(64 * page))
     spans = [0, 5 * page + 100, 40 * page - 7]
-    source = Source(path)
+    source = LocalFile(path)
     try:
         view = source.view(0, 64 * page)
         if portable.resident_pages(view, 0, page) is None:

@@ -11,7 +11,7 @@ from tests._no_posix import hidden_posix_calls
 from ztviewer.codec.digest import compute
 from ztviewer.codec.errors import Cancelled, OutOfBounds
 from ztviewer.codec.readahead import read_ahead
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource, LocalFile
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def _threads() -> set[str]:
                                                          (5, 100, 4096), (0, 0, 4096), (3, 65536 * 3, 65536)])
 def test_chunks_are_the_range_in_order(data_file, offset, length, chunk):
     path, data = data_file
-    with Source(path) as source:
+    with LocalFile(path) as source:
         parts = [bytes(part) for part in read_ahead(source, offset, length, chunk=chunk, depth=3)]
     assert b"".join(parts) == data[offset:offset + length]
     assert all(len(p) <= chunk for p in parts)
@@ -39,20 +39,20 @@ def test_chunks_are_the_range_in_order(data_file, offset, length, chunk):
 
 def test_without_positional_reads_the_path_is_read_again(data_file):
     path, data = data_file
-    with hidden_posix_calls(), Source(path) as source:
+    with hidden_posix_calls(), LocalFile(path) as source:
         joined = b"".join(bytes(p) for p in read_ahead(source, 1, 900_000, chunk=65536))
         assert source.read(0, 16) == data[:16]  # its own descriptor was not moved
     assert joined == data[1:900_001]
 
 
 def test_in_memory_source_is_served_from_its_buffer():
-    source = Source.from_bytes(bytes(range(256)) * 1000)
+    source = InMemorySource(bytes(range(256)) * 1000)
     assert b"".join(bytes(p) for p in read_ahead(source, 10, 200_000, chunk=4096)) == source.read(10, 200_000)
 
 
 def test_a_file_that_shrank_is_an_error_naming_where_it_ends(data_file):
     path, _ = data_file
-    with Source(path) as source:
+    with LocalFile(path) as source:
         os.truncate(path, 300_000)
         with pytest.raises(OutOfBounds, match="ends at byte 300,000"):
             for _ in read_ahead(source, 0, 1_000_003, chunk=65536):
@@ -63,7 +63,7 @@ def test_a_file_that_shrank_is_an_error_naming_where_it_ends(data_file):
 def test_cancel_stops_between_chunks_and_ends_the_reader(data_file):
     path, _ = data_file
     seen = []
-    with Source(path) as source, pytest.raises(Cancelled):
+    with LocalFile(path) as source, pytest.raises(Cancelled):
         for part in read_ahead(source, 0, 1_000_003, chunk=4096, cancelled=lambda: len(seen) >= 3):
             seen.append(len(part))
     assert seen == [4096] * 3
@@ -72,7 +72,7 @@ def test_cancel_stops_between_chunks_and_ends_the_reader(data_file):
 
 def test_leaving_early_ends_the_reader(data_file):
     path, data = data_file
-    with Source(path) as source:
+    with LocalFile(path) as source:
         chunks = read_ahead(source, 0, 1_000_003, chunk=4096)
         assert bytes(next(chunks)) == data[:4096]
         chunks.close()
@@ -83,14 +83,14 @@ def test_leaving_early_ends_the_reader(data_file):
 def test_digest_of_a_range_read_ahead(data_file, algorithm):
     path, data = data_file
     progress = []
-    with Source(path) as source:
+    with LocalFile(path) as source:
         got = compute(source, 7, 999_990, algorithm, progress=progress.append)
     assert sum(progress) == 999_990
     if algorithm == "sha256":
         assert got.value == hashlib.sha256(data[7:999_997]).hexdigest()
-    with Source(path) as source:
+    with LocalFile(path) as source:
         assert compute(source, 7, 999_990, algorithm) == got
-    assert compute(Source.from_bytes(data), 7, 999_990, algorithm) == got
+    assert compute(InMemorySource(data), 7, 999_990, algorithm) == got
 
 
 def test_a_resident_range_is_probed_at_spread_spans_and_served_from_the_map(tmp_path, monkeypatch):
@@ -112,7 +112,7 @@ def test_a_resident_range_is_probed_at_spread_spans_and_served_from_the_map(tmp_
 
     monkeypatch.setattr(readahead.portable, "all_resident", resident)
     monkeypatch.setattr(readahead, "_Reader", no_reader)
-    with Source(path) as source:
+    with LocalFile(path) as source:
         monkeypatch.setattr(source, "reader_fd", lambda: pytest.fail("a resident range opens no reader descriptor"))
         parts = [bytes(p) for p in read_ahead(source, 3, len(data) - 4)]
         fed: list[bytes] = []
@@ -131,7 +131,7 @@ def test_where_residency_cannot_be_asked_a_range_is_read(tmp_path, monkeypatch):
     data = os.urandom(readahead.PROBE_SPANS * readahead.PROBE_SPAN + 12_345)
     path = tmp_path / "big.bin"
     path.write_bytes(data)
-    with Source(path) as source:
+    with LocalFile(path) as source:
         if readahead.portable.all_resident(source.view(0, len(data)), [0], len(data)) is True:
             assert readahead._in_page_cache(source, 0, len(data))     # just written: cached, as mincore says
         monkeypatch.setattr(readahead.portable, "_MINCORE", False)
@@ -161,19 +161,19 @@ def test_feed_reads_a_cold_range_while_another_thread_consumes(data_file, cold_f
         consumers.add(threading.current_thread().name)
         seen.append(bytes(part))
 
-    with Source(path) as source:
+    with LocalFile(path) as source:
         cold_feed.feed(source, 7, 999_990, consume, progress=progress.append)
         digest = compute(source, 7, 999_990, algorithm)
     assert b"".join(seen) == data[7:999_997] and max(map(len, seen)) == 65536
     assert consumers == {"ztviewer-read-ahead"}                      # not the thread that reads
     assert progress == [len(part) for part in seen]                  # each chunk once, in order, once consumed
-    assert digest == compute(Source.from_bytes(data), 7, 999_990, algorithm)
+    assert digest == compute(InMemorySource(data), 7, 999_990, algorithm)
     assert not _threads()
 
 
 def test_feed_of_a_file_that_shrank_is_an_error_naming_where_it_ends(data_file, cold_feed):
     path, _ = data_file
-    with Source(path) as source:
+    with LocalFile(path) as source:
         os.truncate(path, 300_000)
         with pytest.raises(OutOfBounds, match="ends at byte 300,000"):
             cold_feed.feed(source, 0, 1_000_003, lambda part: None)
@@ -183,7 +183,7 @@ def test_feed_of_a_file_that_shrank_is_an_error_naming_where_it_ends(data_file, 
 def test_feed_cancel_and_a_failing_consumer_end_the_pass(data_file, cold_feed):
     path, _ = data_file
     consumed: list[int] = []
-    with Source(path) as source:
+    with LocalFile(path) as source:
         with pytest.raises(Cancelled):
             cold_feed.feed(source, 0, 1_000_003, lambda part: consumed.append(len(part)),
                            cancelled=lambda: len(consumed) >= 3)

@@ -8,7 +8,7 @@ import safetensors.numpy
 from ztviewer.codec import open_file
 from ztviewer.codec.decode import dense_array
 from ztviewer.codec.errors import OutOfBounds, SourceChanged
-from ztviewer.codec.source import PREAD_LIMIT, Source
+from ztviewer.codec.source import PREAD_LIMIT, InMemorySource, LocalFile
 
 
 def test_opening_reads_the_header_without_mapping(tmp_path):
@@ -27,7 +27,7 @@ def test_reads_match_the_file_mapped_or_not(tmp_path):
     data = bytes(range(256)) * 40
     path = tmp_path / "b.bin"
     path.write_bytes(data)
-    source = Source(path)
+    source = LocalFile(path)
     assert source.head(10) == data[:10] and source.tail(5) == data[-5:] and source.read(300, 20) == data[300:320]
     assert source.window(len(data) - 3, 100) == data[-3:]
     assert source._map is None
@@ -43,7 +43,7 @@ def test_reads_match_the_file_mapped_or_not(tmp_path):
 def test_large_reads_go_through_the_map(tmp_path):
     path = tmp_path / "big.bin"
     path.write_bytes(b"\x01" * (PREAD_LIMIT + 1))
-    source = Source(path)
+    source = LocalFile(path)
     assert source.read(0, PREAD_LIMIT + 1) == b"\x01" * (PREAD_LIMIT + 1)
     assert source._map is not None
     source.close()
@@ -52,25 +52,24 @@ def test_large_reads_go_through_the_map(tmp_path):
 def test_empty_file_is_an_empty_source(tmp_path):
     path = tmp_path / "empty.zt"
     path.write_bytes(b"")
-    source = Source(path)
+    source = LocalFile(path)
     assert source.size == 0 and source.head(8) == b"" and bytes(source.buffer) == b""
     source.close()
 
 
 def test_drop_pages_keeps_the_bytes_readable(tmp_path):
     """Giving mapped pages back is advice only: the same bytes read again afterwards, whatever the range."""
-    from ztviewer.codec.source import Source
 
     path = tmp_path / "pages.bin"
     data = bytes(range(256)) * 64
     path.write_bytes(data)
-    with Source(path) as source:
+    with LocalFile(path) as source:
         source.drop_pages(0, 10)  # not mapped yet: nothing to do
         assert bytes(source.view(0, len(data))) == data
         for offset, length in ((1, 5000), (4096, 4096), (0, len(data) + 100), (len(data) - 1, 1)):
             source.drop_pages(offset, length)
             assert bytes(source.view(0, len(data))) == data
-    memory = Source.from_bytes(b"abc")
+    memory = InMemorySource(b"abc")
     memory.drop_pages(0, 3)
     assert memory.read(0, 3) == b"abc"
 
@@ -79,7 +78,7 @@ def test_reader_reads_the_range_through_one_reused_buffer(tmp_path):
     data = np.random.default_rng(3).integers(0, 256, 3 * (1 << 17) + 1234, dtype=np.uint8).tobytes()
     path = tmp_path / "b.bin"
     path.write_bytes(data)
-    source = Source(path)
+    source = LocalFile(path)
     reader = source.reader(7, len(data) - 7)
     parts = []
     while part := reader.read(50_000):
@@ -94,7 +93,7 @@ def test_reader_reads_the_range_through_one_reused_buffer(tmp_path):
 def test_reader_reports_a_file_cut_short_while_reading(tmp_path):
     path = tmp_path / "b.bin"
     path.write_bytes(bytes(4 << 17))
-    source = Source(path)
+    source = LocalFile(path)
     reader = source.reader(0, 4 << 17)
     assert len(reader.read(1 << 17)) == 1 << 17
     with open(path, "r+b") as f:
@@ -108,7 +107,7 @@ def test_reader_reports_a_file_cut_short_while_reading(tmp_path):
 def test_a_source_read_for_a_prefix_only_ignores_changes_after_it(tmp_path):
     path = tmp_path / "c.bin"
     path.write_bytes(bytes(1000))
-    whole, prefix = Source(path), Source(path)
+    whole, prefix = LocalFile(path), LocalFile(path)
     prefix.read_prefix_only(600)
     with open(path, "ab") as f:                          # an append: after the prefix
         f.write(b"more")

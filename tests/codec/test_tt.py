@@ -15,7 +15,7 @@ from tests._tt import random_cores
 from ztviewer.codec import registry, tt
 from ztviewer.codec.errors import CodecError, DecodeLimitExceeded, UnsupportedLayout
 from ztviewer.codec.model import Tensor, TensorFile
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource
 
 needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
 ENTRIES = [e for e in corpus_manifest() if e["format"] == "blz"]
@@ -165,7 +165,7 @@ def test_bad_arguments_raise_codec_errors(call, text):
 
 
 def test_tt_cores_checks_the_tensor():
-    tf = TensorFile(path="x", format="safetensors", source=Source.from_bytes(b"\0" * 16))
+    tf = TensorFile(path="x", format="safetensors", source=InMemorySource(b"\0" * 16))
     with pytest.raises(UnsupportedLayout):
         tt.tt_cores(tf, Tensor("dense", "float64", (2,)))
     with pytest.raises(tt.TensorTrainError, match="no component 'core_0'"):

@@ -16,7 +16,7 @@ from ztviewer.codec.content_hash import content_sha256
 from ztviewer.codec.dense import to_dense
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.registry import read_source
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource
 
 #: A corrupted file gets this long (per call) before unbounded work counts as a failure ...
 TIME_BUDGET_S = 5.0
@@ -53,7 +53,7 @@ def deadline(what: str, seconds: float = TIME_BUDGET_S, calls: int | None = CALL
 
 def check_valid(built: Built) -> None:
     """Property 1: a valid file opens cleanly and every tensor hashes to the bytes it was built from."""
-    tf = read_source(Source.from_bytes(built.data, built.path))
+    tf = read_source(InMemorySource(built.data, built.path))
     problems = [str(p) for p in tf.all_problems() if p.is_error]
     assert tf.readable, problems
     assert not problems, problems
@@ -79,7 +79,7 @@ def check_valid(built: Built) -> None:
 
 def exercise(data: bytes, path: str) -> None:
     """Property 2: reading never raises; checking, hashing and decoding raise nothing but CodecError."""
-    tf = read_source(Source.from_bytes(data, path))
+    tf = read_source(InMemorySource(data, path))
     # every problem is well formed (its text is what the GUI and CLI show)
     for problem in tf.all_problems():
         assert isinstance(problem.describe(), str)

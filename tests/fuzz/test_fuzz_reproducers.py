@@ -12,7 +12,7 @@ from tests.fuzz.properties import check_memory, deadline, decode_cap, exercise
 from ztviewer.codec.content_hash import content_sha256
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.registry import read_source
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource
 
 # safetensors: F64 tensor of shape [2**62, 0] (zero elements, data_offsets [0, 0]).
 ZERO_ELEMENTS_HUGE_DIM_DENSE = bytes.fromhex(
@@ -97,7 +97,7 @@ def test_sparse_zero_elements_huge_dim():
 # [1, 2**40] sparse tensor loops over 2**20 chunks of 1M zeros (hours) instead of raising DecodeLimitExceeded as
 # to_dense does
 def test_sparse_content_hash_respects_decode_limit():
-    tf = read_source(Source.from_bytes(SPARSE_HUGE_DENSE_EQUIVALENT, "c.zt"))
+    tf = read_source(InMemorySource(SPARSE_HUGE_DENSE_EQUIVALENT, "c.zt"))
     (tensor,) = tf.tensors
     assert not tensor.has_errors
     with decode_cap(1 << 20), pytest.raises(CodecError):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import crc32c
 
 from ztviewer.codec import Component, Problem, Region, Severity, Tensor, TensorFile
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import LocalFile
 
 MAGIC = b"ZTVTEST\0"
 ALIGN = 64
@@ -64,7 +64,7 @@ def build_file(path: str | os.PathLike[str], specs: list[Spec],
                Region("manifest", manifest_at, footer_at - manifest_at, "manifest"),
                Region("footer", footer_at, 8, "footer")]
     return TensorFile(os.fspath(path), "zt", "test", attributes={"producer": "tests"}, tensors=tensors,
-                      problems=list(file_problems or []), regions=regions, source=Source(path))
+                      problems=list(file_problems or []), regions=regions, source=LocalFile(path))
 
 
 def float_bytes(n: int, start: float = 0.0) -> bytes:

@@ -5,7 +5,7 @@ from PySide6.QtCore import QPoint, Qt
 
 from tests.gui.synthetic_files import Spec, build_file
 from ztviewer.codec import Component, Region, Tensor, TensorFile
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import LocalFile
 from ztviewer.session.file_layout import build_layout
 
 
@@ -40,7 +40,7 @@ def test_gaps_overlaps_and_ranges_past_the_end(tmp_path):
     tensors = [Tensor("a", "uint8", (40,), components={"data": Component("data", 64, 40)}, index=0),
                Tensor("b", "uint8", (40,), components={"data": Component("data", 80, 8)}, index=1),
                Tensor("c", "uint8", (400,), components={"data": Component("data", 192, 400)}, index=2)]
-    tf = TensorFile(str(path), "zt", tensors=tensors, regions=[Region("magic", 0, 8)], source=Source(path))
+    tf = TensorFile(str(path), "zt", tensors=tensors, regions=[Region("magic", 0, 8)], source=LocalFile(path))
     layout = build_layout(tf)
     overlap = layout.segment_at(84)
     assert overlap.kind == "overlap" and overlap.offset == 80 and overlap.length == 8
@@ -107,7 +107,7 @@ def scattered_blobs_file(path, count: int = 3000):
         components.append(Component("data", offset, 7))
     path.write_bytes(bytes(data))
     tensors = [Tensor(f"t{i}", "uint8", (7,), components={"data": c}, index=i) for i, c in enumerate(components)]
-    return TensorFile(str(path), "zt", tensors=tensors, regions=[Region("magic", 0, 8)], source=Source(path))
+    return TensorFile(str(path), "zt", tensors=tensors, regions=[Region("magic", 0, 8)], source=LocalFile(path))
 
 
 def test_padding_and_gaps_are_those_find_gaps_reports(tmp_path):
@@ -150,7 +150,7 @@ def test_zero_spans_reads_near_spans_together(tmp_path):
     data[3000] = 1
     data[(1 << 20) + 3] = 2
     path.write_bytes(bytes(data))
-    source = Source(path)
+    source = LocalFile(path)
     reads = []
     window = source.window
     source.window = lambda offset, length: reads.append((offset, length)) or window(offset, length)

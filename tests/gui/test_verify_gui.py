@@ -8,7 +8,7 @@ from tests._work import HashedChunks
 from tests.gui.synthetic_files import Spec, build_file, float_bytes
 from tests.gui.window_helpers import open_in_window
 from ztviewer.codec import Component, Region, Tensor, TensorFile
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import LocalFile
 from ztviewer.gui.file_view import FileView
 from ztviewer.gui.models.tensor_tree import Column, TreeRole
 from ztviewer.workers.tasks import OpenedFile
@@ -95,7 +95,7 @@ def huge(tmp_path):
     parts = [Component("data", 64, size // 2 - 64, digest="sha256:" + "0" * 64),
              Component("data", size // 2, size // 2, digest="crc32c:0x00000000")]
     tensors = [Tensor(f"t{i}", "uint8", (c.length,), components={"data": c}, index=i) for i, c in enumerate(parts)]
-    tf = TensorFile(str(path), "zt", "test", tensors=tensors, regions=[Region("magic", 0, 8)], source=Source(path))
+    tf = TensorFile(str(path), "zt", "test", tensors=tensors, regions=[Region("magic", 0, 8)], source=LocalFile(path))
     yield tf
 
 

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource, Source
 from ztviewer.session.byte_copy import (
     COPY_LIMIT,
     CopyTooLarge,
@@ -52,7 +52,7 @@ def test_typed_values_out_of_range_or_not_numbers_say_why():
 
 
 def make(data: bytes) -> Source:
-    return Source.from_bytes(data)
+    return InMemorySource(data)
 
 
 @pytest.mark.parametrize("chunk", [4, 5, 7, 64, 1 << 20])

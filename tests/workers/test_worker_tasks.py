@@ -11,7 +11,7 @@ from tests.gui.synthetic_files import Spec, build_file
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.readahead import CHUNK
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import LocalFile
 from ztviewer.workers.tasks import OpenFileTask, VerifyDigestsTask, read_tensor_file
 
 
@@ -96,7 +96,7 @@ def test_cancelling_verification_stops_at_the_next_chunk(qtbot, pool, tmp_path, 
         f.truncate(size)
     component = Component("data", 0, size, digest="sha256:" + "0" * 64)
     tensor = Tensor("huge", "uint8", (size,), components={"data": component})
-    tf = TensorFile(str(path), "zt", tensors=[tensor], source=Source(path))
+    tf = TensorFile(str(path), "zt", tensors=[tensor], source=LocalFile(path))
     chunks = HashedChunks(monkeypatch)
     task = VerifyDigestsTask(tf, [(tensor, tensor.components["data"])])
     started = []

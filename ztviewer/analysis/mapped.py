@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ztviewer.codec.mapped_pages import _bounds, map_of, release, release_addresses, require_unchanged
+from ztviewer.codec.mapped_pages import byte_bounds, map_of, release, release_addresses, require_unchanged
 
 from . import positional
 
@@ -97,7 +97,7 @@ class ReleasingPlane:
         first_rows = [rows.start + g * rows.step for g in starts] + [self.shape[0]]
         cuts = np.searchsorted(pick_rows, first_rows).tolist()
         pick = _element_picker(self.plane, pick_rows, pick_cols)
-        row_low, row_high = _bounds(self.plane[:1])   # every row is the first moved by a multiple of its stride
+        row_low, row_high = byte_bounds(self.plane[:1])   # every row is the first moved by a multiple of its stride
         row_stride, in_map = self.plane.strides[0], map_of(self.plane) is not None
         for k, g in enumerate(starts):
             out[g:g + band] = grid[g:g + band]
@@ -147,7 +147,7 @@ def _element_picker(plane: np.ndarray, rows: np.ndarray, cols: np.ndarray):
 
 
 def _spans_more_than(view: np.ndarray, span: int) -> bool:
-    low, high = _bounds(view)
+    low, high = byte_bounds(view)
     return high - low > span
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from .dtypes import DTYPES
 from .errors import EditRefused
 from .model import Component, Tensor, TensorFile
-from .source import Source
+from .source import InMemorySource
 
 
 @dataclass
@@ -103,7 +103,7 @@ def tensor_file_from_arrays(arrays: Mapping[str, ArrayLike], attributes: Mapping
     tensors = [_tensor(builder, i, name, value) for i, (name, value) in enumerate(arrays.items())]
     for t in tensors:
         t.attributes.update((tensor_attributes or {}).get(t.name, {}))
-    source = Source.from_bytes(bytes(builder.buffer), "<arrays>")
+    source = InMemorySource(bytes(builder.buffer), "<arrays>")
     return TensorFile("<arrays>", "zt", "v1.0", dict(attributes or {}), tensors, source=source)
 
 

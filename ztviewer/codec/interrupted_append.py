@@ -20,7 +20,7 @@ from .formats.magic import ZT_V2_MAGIC
 from .formats.zt_v2.container import FOOTER_SIZE, Footer, footer_ending_at, read_footer, read_manifest_bytes
 from .model import Problem, Region, TensorFile, error, warning
 from .portable import O_BINARY, truncate
-from .source import Source
+from .source import LocalFile, Source
 
 RULE = "an interrupted zTensor v2 append is rolled back only on request: ztviewer repair (spec §2.5)"
 APPLICABLE, STALE, IGNORED = "applicable", "stale", "ignored"
@@ -132,7 +132,7 @@ def repair(path: str | os.PathLike[str], release: Callable[[], None] | None = No
                                    "beside the file")
     if not os.path.lexists(journal_path(target)):
         return nothing
-    source = Source(target)
+    source = LocalFile(target)
     try:
         finding = examine_journal(source)
         fd_of_source = source.fileno()

@@ -48,7 +48,8 @@ def require_unchanged(array: np.ndarray) -> None:
 _byte_bounds = getattr(np, "byte_bounds", None) or np.lib.array_utils.byte_bounds
 
 
-def _bounds(view: np.ndarray) -> tuple[int, int]:
+def byte_bounds(view: np.ndarray) -> tuple[int, int]:
+    """The addresses ``[low, high)`` of the memory ``view`` spans."""
     return _byte_bounds(view)
 
 
@@ -57,7 +58,7 @@ def release(view: np.ndarray) -> None:
     view of a file map: on anonymous memory ``MADV_DONTNEED`` would discard the data itself."""
     if _madvise is None or view.size == 0 or map_of(view) is None:
         return
-    release_addresses(*_bounds(view))
+    release_addresses(*byte_bounds(view))
 
 
 def release_addresses(low: int, high: int) -> None:

@@ -7,7 +7,8 @@ whatever the size of the file, and the page cache keeps the file's pages for the
 
 A range already in the page cache (``mincore``, :func:`.portable.all_resident`) is served from the map
 instead, each chunk's pages given back once the next is asked for (:meth:`.Source.drop_pages`): copying it would
-cost more than the hash.
+cost more than the hash. A source with neither a descriptor nor views of its memory (a remote file) is read
+with its own chunked reads.
 """
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def read_ahead(source: Source, offset: int, length: int, *, chunk: int | None = 
         return
     fd = None if from_map and _in_page_cache(source, offset, length) else source.reader_fd()
     if fd is None:
-        yield from _from_map(source, offset, length, chunk or MAP_CHUNK, cancelled)
+        yield from _without_descriptor(source, offset, length, chunk, cancelled)
         return
     chunk = chunk or CHUNK
     try:
@@ -107,6 +108,16 @@ def read_ahead(source: Source, offset: int, length: int, *, chunk: int | None = 
         yield from _ring(fd, offset, length, chunk, depth, cancelled)
     finally:
         os.close(fd)
+
+
+def _without_descriptor(source: Source, offset: int, length: int, chunk: int | None,
+                        cancelled: CancelCheck | None) -> Iterator[memoryview]:
+    """The range of a source offering no descriptor: views of its memory where it has them, else its own reads."""
+    if source.capabilities.views:
+        yield from _from_map(source, offset, length, chunk or MAP_CHUNK, cancelled)
+        return
+    for part in source.read_chunks(offset, length, chunk or CHUNK, "read range", cancelled=cancelled):
+        yield memoryview(part)
 
 
 def _from_map(source: Source, offset: int, length: int, step: int,
@@ -128,7 +139,7 @@ def _shrank(at: int) -> OutOfBounds:
 def _in_page_cache(source: Source, offset: int, length: int) -> bool:
     """Whether the range is cached (so the map serves it without I/O and without a copy): every page of it, or of
     :data:`PROBE_SPANS` evenly spread spans of a longer one; not where the system cannot tell."""
-    if length < RESIDENCY_PROBE:
+    if length < RESIDENCY_PROBE or not source.capabilities.mapped:
         return False
     mapped = source.view(offset, length)
     if length <= PROBE_SPANS * PROBE_SPAN:
@@ -182,7 +193,7 @@ def feed(source: Source, offset: int, length: int, consume: Callable[[memoryview
             finally:
                 os.close(fd)
             return
-        parts = _from_map(source, offset, length, MAP_CHUNK, cancelled)
+        parts = _without_descriptor(source, offset, length, None, cancelled)
     for part in parts:
         consume(part)
         if progress is not None:

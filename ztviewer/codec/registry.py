@@ -8,13 +8,18 @@ a file imports the reader of its format only.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .append_journal import journal_present
 from .errors import CodecError, UnknownFormat
 from .format_handler import HEAD_BYTES, FormatHandler, Reader
 from .formats.magic import ZT_V2_FORMAT, sniff_blz, sniff_safetensors, sniff_zt, sniff_zt_v2, sniff_zt_v2_tail
+from .io.adapted import as_source
 from .model import Problem, Severity, TensorFile
-from .source import Source
+from .source import LocalFile, Source
+
+if TYPE_CHECKING:
+    from .io.protocol import ByteSource
 
 
 def _read_blz(source: Source) -> TensorFile:
@@ -107,13 +112,20 @@ def read_source(source: Source, read: Reader | None = None) -> TensorFile:
     return tf
 
 
+def open_source(source: ByteSource | Source) -> TensorFile:
+    """Parse a file from any source (:class:`~.io.memory.InMemorySource`, :class:`~.io.fsspec_file.FsspecSource`,
+    or any object implementing the :class:`~.io.protocol.ByteSource` protocol), named by its ``path``; as
+    :func:`read_source`."""
+    return read_source(as_source(source))
+
+
 def open_file(path: str | os.PathLike[str]) -> TensorFile:
     """Open and parse a tensor file (raises ``OSError`` only when the path cannot be opened). Nothing is written.
 
     A zTensor v2 append a crash interrupted (its journal beside the file applies) opens as the previous
     generation, the warning saying so first among the problems; any other journal is ignored with a warning
     that says why (:mod:`.interrupted_append`), after the error of a file that cannot be read."""
-    source = Source(path)
+    source = LocalFile(path)
     if not journal_present(path):
         return read_source(source)
     from .interrupted_append import APPLICABLE, examine_journal, read_previous_generation

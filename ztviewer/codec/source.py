@@ -1,92 +1,182 @@
-"""Read-only, bounds-checked access to a file's bytes through a memory map."""
+"""Read-only, bounds-checked access to a local file's bytes through a memory map (:class:`LocalFile`).
+
+:class:`Source`, the base of every source, and :class:`InMemorySource` are those of :mod:`.io`, named here too.
+"""
 from __future__ import annotations
 
 import mmap
 import os
 import threading
 import weakref
-from collections.abc import Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 import ztviewer.codec.portable as portable
 
-from .errors import OutOfBounds, SourceChanged
+from .errors import SourceChanged
 from .file_stamps import GONE, REPLACED, file_stamp, stamp_difference
-from .source_ranges import RangeReader
+from .io.base import CHUNK, Source, ended, reporting
+from .io.memory import InMemorySource
+from .io.protocol import CancelCheck, Capabilities, Progress, Stamp
+
+__all__ = ["LOCAL_FILE", "PREAD_LIMIT", "InMemorySource", "LocalFile", "Source", "positional_chunks"]
 
 PREAD_LIMIT = 16 << 20  # larger reads go through the map
+LOCAL_FILE = Capabilities(views=True, mapped=True, descriptor=True)
 
 
-class _MapRecord:
-    """What is known of a map's file: its :class:`Source` (held weakly), its path and its stamp when mapped."""
+if TYPE_CHECKING:  # (a protocol class costs some 0.1 ms to create at start-up)
+    class MappingSource(Protocol):
+        """A source that maps a file (:class:`LocalFile`, a shard's source)."""
+
+        path: str
+
+        @property
+        def stamp(self) -> Stamp: ...
+        @property
+        def holds_file(self) -> bool: ...
+        def bytes_changed(self, within: int | None = None) -> str | None: ...
+        def reader_fd(self) -> int | None: ...
+
+
+class FileMap(mmap.mmap):
+    """A read-only map of a whole file that knows its file: the source that made it (held weakly), its path, its
+    stamp when mapped and how much of it matters (``within``: see :meth:`LocalFile.read_prefix_only`). An array
+    viewing the map reaches them through its base (:func:`.mapped_pages.map_of`), with no table of maps."""
 
     __slots__ = ("path", "source", "stamp", "within")
-
-    def __init__(self, source: Source) -> None:
-        self.source, self.path, self.stamp = weakref.ref(source), source.path, source._stamp
-        self.within = source._within
-
-
-_SOURCES_OF_MAPS: weakref.WeakKeyDictionary[mmap.mmap, _MapRecord] = weakref.WeakKeyDictionary()
+    source: weakref.ref[MappingSource]
+    path: str
+    stamp: Stamp
+    within: int | None
 
 
-def _record_of(mapped: object) -> _MapRecord | None:
-    try:
-        record: _MapRecord | None = _SOURCES_OF_MAPS.get(mapped)  # type: ignore[call-overload]  # a non-map: TypeError
-    except TypeError:  # not weakly referenceable: not a map
-        return None
-    return record
+def map_file(fileno: int, source: MappingSource, within: int | None = None) -> FileMap:
+    """The whole file open as ``fileno``, mapped read-only, for ``source``."""
+    mapped = FileMap(fileno, 0, access=mmap.ACCESS_READ)
+    mapped.source, mapped.path, mapped.stamp, mapped.within = weakref.ref(source), source.path, source.stamp, within
+    return mapped
 
 
-def source_of_map(mapped: object) -> Source | None:
-    """The open :class:`Source` whose map ``mapped`` is (so a view of it can be read with positional reads
-    instead of page faults), or ``None``."""
-    record = _record_of(mapped)
-    return record.source() if record is not None else None
-
-
-def remember_map(mapped: mmap.mmap, source: Source) -> None:
-    """Let :func:`source_of_map` find ``source`` from its map (held weakly on both sides)."""
-    _SOURCES_OF_MAPS[mapped] = _MapRecord(source)
+def source_of_map(mapped: object) -> MappingSource | None:
+    """The open source whose map ``mapped`` is (so a view of it can be read with positional reads instead of page
+    faults), or ``None``."""
+    return mapped.source() if isinstance(mapped, FileMap) else None
 
 
 def map_changed(mapped: object) -> str | None:
     """How the file under ``mapped`` (a map made by a :class:`Source`) differs from when it was mapped, or
     ``None`` (also for objects that are not such maps). Once its source is closed, the path is looked at: a
     file replaced there since counts as changed (the safe answer: the map's own file cannot be reached)."""
-    record = _record_of(mapped)
-    if record is None:
+    if not isinstance(mapped, FileMap):
         return None
-    source = record.source()
-    if source is not None and source._file is not None:
+    source = mapped.source()
+    if source is not None and source.holds_file:
         return source.bytes_changed()
     try:
-        now = file_stamp(os.stat(record.path))
+        now = file_stamp(os.stat(mapped.path))
     except OSError:
         return GONE
-    return stamp_difference(record.stamp, now, record.within)
+    return stamp_difference(mapped.stamp, now, mapped.within)
 
 
 def require_map_unchanged(mapped: object) -> None:
     """Raise :class:`SourceChanged` when :func:`map_changed` says the file under ``mapped`` changed."""
     why = map_changed(mapped)
     if why is not None:
-        record = _record_of(mapped)
-        path = record.path if record is not None else "the file"
+        path = mapped.path if isinstance(mapped, FileMap) else "the file"
         raise SourceChanged(f"{path} changed on disk since it was opened: {why}; reload it",
                             rule="an open file must not change under the reader")
 
 
-class Source:
-    """A file's bytes, mapped read-only. Every slice is checked against the file size.
+def positional_chunks(fd: int, lock: threading.Lock, offset: int, length: int, chunk: int, *, reuse: bool = False,
+                      ended_at: Callable[[int], Exception]) -> Iterator[bytes | memoryview]:
+    """``length`` bytes at ``offset`` of the file ``fd`` in chunks of at most ``chunk`` bytes read with positional
+    reads (with ``reuse`` into one buffer, so each chunk is valid until the next); a file ending inside the range
+    raises ``ended_at(where it ends)``."""
+    buffer = memoryview(bytearray(min(chunk, length))) if reuse else None
+    for start in range(offset, offset + length, chunk):
+        want = min(chunk, offset + length - start)
+        if buffer is not None:
+            got = portable.pread_into(fd, buffer[:want], start, lock)
+            if got < want:
+                raise ended_at(start + got)
+            yield buffer[:want]
+            continue
+        data = portable.pread(fd, want, start, lock)
+        while len(data) < want:
+            more = portable.pread(fd, want - len(data), start + len(data), lock)
+            if not more:
+                raise ended_at(start + len(data))
+            data += more
+        yield data
+
+
+def file_changed(file: BinaryIO | None, stamp: Stamp, within: int | None = None) -> str | None:
+    """How the open ``file`` differs from when it was stamped ``stamp`` (see :func:`.stamp_difference`), or
+    ``None``, also for no file and where it cannot be told."""
+    if file is None:
+        return None
+    try:
+        now = file_stamp(os.fstat(file.fileno()))
+    except (OSError, ValueError):
+        return None
+    return stamp_difference(stamp, now, within)
+
+
+def path_replaced(path: str, stamp: Stamp) -> str | None:
+    """Whether ``path`` no longer names the file stamped ``stamp``: another file there (:data:`REPLACED`), none
+    (:data:`GONE`), or ``None`` (also when it cannot be told)."""
+    try:
+        now = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return GONE
+    except OSError:
+        return None
+    then = stamp[2]
+    return REPLACED if then and now.st_ino and now.st_ino != then else None
+
+
+def drop_mapped_pages(mapped: mmap.mmap | None, size: int, offset: int, length: int) -> None:
+    """Give back the pages of ``[offset, offset + length)`` of the map of a file of ``size`` bytes (see
+    :meth:`LocalFile.drop_pages`); a no-op without a map or where ``madvise`` is missing."""
+    if mapped is None or not hasattr(mapped, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = max(0, offset) // mmap.PAGESIZE * mmap.PAGESIZE
+    end = min(size, offset + length)
+    if end > start:
+        try:
+            mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except (OSError, ValueError):  # advice only: a closed map or a refused range changes nothing
+            pass
+
+
+def close_all(buffer: memoryview | None, mapped: mmap.mmap | None, file: BinaryIO | None) -> None:
+    """Release a map's buffer, the map and its file; views still held elsewhere keep the old map alive."""
+    if buffer is not None:
+        try:
+            buffer.release()
+        except BufferError:
+            pass
+    if mapped is not None:
+        try:
+            mapped.close()
+        except BufferError:
+            pass
+    if file is not None:
+        file.close()
+
+
+class LocalFile(Source):
+    """A local file's bytes, mapped read-only. Every slice is checked against the file size.
 
     Headers and footers are read with positional reads (``os.pread``, or seek and read under a lock where the
     system lacks it: :func:`.portable.pread`); the map is created on first access to data (a view, the
     buffer, or a read larger than :data:`PREAD_LIMIT`), so opening a huge file costs the same as a tiny one.
     A zero-byte file cannot be mapped; it is represented by an empty buffer.
-    ``Source.from_bytes`` wraps in-memory data the same way (tests, fuzzing).
     """
 
+    capabilities = LOCAL_FILE
     _released = False
     _within: int | None = None  # only the first bytes matter: see read_prefix_only
 
@@ -104,29 +194,21 @@ class Source:
         self._lock = threading.Lock()
         self._released = False
 
-    @classmethod
-    def from_bytes(cls, data: bytes | bytearray, path: str = "<memory>") -> Source:
-        self = cls.__new__(cls)
-        self.path = path
-        self._file = None
-        self._map = None
-        self.size = len(data)
-        self._stamp = (self.size, 0, 0)
-        self._buffer = memoryview(bytes(data))
-        self._lock = threading.Lock()
-        self._released = False
-        return self
+    @property
+    def stamp(self) -> Stamp:
+        return self._stamp
 
-    def changed(self) -> str | None:
-        """How the file differs from when it was opened, or ``None``: its bytes (:meth:`bytes_changed`), else its
-        name (:meth:`path_changed`: replaced by another file, as a save by rename does, or removed). What the app
-        tells the user about and offers to reload. In-memory and closed sources never change."""
-        return self.bytes_changed() or self.path_changed()
+    @property
+    def holds_file(self) -> bool:
+        """Whether the file is open (not closed, nor released for now)."""
+        return self._file is not None
 
-    def bytes_changed(self) -> str | None:
-        """How the open file differs from when it was opened (size, modification time), or ``None``: whether what
-        is read is still what the model describes (a file replaced or removed under its name is still whole)."""
-        return self._stamp_changed(self._within)
+    def bytes_changed(self, within: int | None = None) -> str | None:
+        """How the open file differs from when it was opened (size, modification time; with ``within``, or after
+        :meth:`read_prefix_only`, only its first bytes matter), or ``None``: whether what is read is still what
+        the model describes (a file replaced or removed under its name is still whole). Closed: ``None``."""
+        return None if self._released else file_changed(self._file, self._stamp,
+                                                         self._within if within is None else within)
 
     def read_prefix_only(self, size: int) -> None:
         """Only the first ``size`` bytes of this file are read from now on (an earlier generation of a zTensor v2
@@ -134,98 +216,42 @@ class Source:
         this source and for the views of maps made after this call."""
         self._within = size
 
-    def _stamp_changed(self, within: int | None = None) -> str | None:
-        file = self._file
-        if file is None or self._released:
-            return None
-        try:
-            now = file_stamp(os.fstat(file.fileno()))
-        except (OSError, ValueError):
-            return None
-        return stamp_difference(self._stamp, now, within)
-
     def path_changed(self) -> str | None:
         """Whether the path no longer names the open file: another file there (:data:`REPLACED`), none
-        (:data:`GONE`), or ``None`` (also when it cannot be told, and for in-memory and closed sources)."""
-        if self._file is None or self._released:
-            return None
-        try:
-            now = os.stat(self.path)
-        except (FileNotFoundError, NotADirectoryError):
-            return GONE
-        except OSError:
-            return None
-        then = self._stamp[2]
-        return REPLACED if then and now.st_ino and now.st_ino != then else None
+        (:data:`GONE`), or ``None`` (also when it cannot be told, and for closed sources)."""
+        return None if self._file is None or self._released else path_replaced(self.path, self._stamp)
 
-    def require_unchanged(self) -> None:
-        """Raise :class:`SourceChanged` when the bytes read are no longer the ones the model was read from."""
-        why = self.bytes_changed()
-        if why is not None:
-            raise SourceChanged(f"{self.path} changed on disk since it was opened: {why}; reload it",
-                                rule="an open file must not change under the reader")
-
-    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range", *,
-                    reuse: bool = False, **where: str | None) -> Iterator[bytes | memoryview]:
+    def read_chunks(self, offset: int, length: int, chunk: int = CHUNK, what: str = "range", *,
+                    reuse: bool = False, progress: Progress | None = None, cancelled: CancelCheck | None = None,
+                    **where: str | None) -> Iterator[bytes | memoryview]:
         """``length`` bytes at ``offset`` as chunks read with positional reads, never through the map: a file
         truncated meanwhile gives a short read (:class:`SourceChanged`), where touching a map past the new end
-        kills the process. In-memory sources give views of their buffer. With ``reuse`` every chunk is read
-        into one buffer, so a chunk is valid only until the next is requested (no allocation per chunk)."""
+        kills the process. With ``reuse`` every chunk is read into one buffer, so a chunk is valid only until
+        the next is requested (no allocation per chunk)."""
         self.check_range(offset, length, what, **where)
         self._reopen_released()
-        file = self._file
-        if file is None:
-            buffer = self._mapped()
-            for start in range(offset, offset + length, chunk):
-                yield buffer[start:min(start + chunk, offset + length)]
-            return
-        yield from self._positional(file.fileno(), self._lock, offset, length, chunk, what, where, reuse)
+        if self._file is None:
+            raise ValueError(f"{self.path} is closed")
+        chunks = positional_chunks(self._file.fileno(), self._lock, offset, length, chunk, reuse=reuse,
+                                   ended_at=lambda at: ended(self.path, at, self.size, what, where))
+        return reporting(chunks, progress, cancelled)
 
-    def _positional(self, fd: int, lock: threading.Lock, offset: int, length: int, chunk: int, what: str,
-                    where: dict[str, str | None], reuse: bool = False) -> Iterator[bytes | memoryview]:
-        buffer = memoryview(bytearray(min(chunk, length))) if reuse else None
-        for start in range(offset, offset + length, chunk):
-            want = min(chunk, offset + length - start)
-            if buffer is not None:
-                got = portable.pread_into(fd, buffer[:want], start, lock)
-                if got < want:
-                    raise self._ended(start + got, what, where)
-                yield buffer[:want]
-                continue
-            data = portable.pread(fd, want, start, lock)
-            while len(data) < want:
-                more = portable.pread(fd, want - len(data), start + len(data), lock)
-                if not more:
-                    raise self._ended(start + len(data), what, where)
-                data += more
-            yield data
-
-    def _ended(self, at: int, what: str, where: dict[str, str | None]) -> SourceChanged:
-        return SourceChanged(f"{self.path} ends at byte {at:,} while reading {what}; it was {self.size:,} bytes "
-                             "when opened; reload it", offset=at,
-                             rule="an open file must not change under the reader", **where)
-
-    def reader(self, offset: int, length: int, what: str = "range", **where: str | None) -> RangeReader:
-        """A file-like reader of ``[offset, offset + length)`` by positional reads (for decompressors)."""
-        return RangeReader(self.read_chunks(offset, length, 1 << 17, what, reuse=True, **where))
-
-    def _mapped(self, checked_by: Source | None = None) -> memoryview:
-        """The map of the whole file, made on first use once ``checked_by`` (default: this source; a prefix of it
-        checks only its own bytes) finds the file unchanged."""
+    def _mapped(self, within: int | None = None) -> memoryview:
+        """The map of the whole file, made on first use once the file (its first ``within`` bytes, for a prefix
+        of it) is found unchanged."""
         if self._buffer is None:
             self._reopen_released()
             if self._file is None:
                 raise ValueError(f"{self.path} is closed")
-            (checked_by or self).require_unchanged()  # a shorter file maps fewer bytes; pages past its end are fatal
-            self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
-            remember_map(self._map, self)
+            self.require_unchanged(within)  # a shorter file maps fewer bytes; pages past its end are fatal
+            self._map = map_file(self._file.fileno(), self, self._within)
             self._buffer = memoryview(self._map)
         return self._buffer
 
     def _pread(self, offset: int, length: int) -> bytes | None:
         """``length`` bytes at ``offset`` without the map (fewer where the file now ends: a truncated file is
-        never read through its map, which would be fatal), or ``None`` when the map should serve them (in-memory
-        sources, reads past :data:`PREAD_LIMIT`)."""
+        never read through its map, which would be fatal), or ``None`` past :data:`PREAD_LIMIT` (the map
+        serves them)."""
         self._reopen_released()
         if self._file is None or length > PREAD_LIMIT:
             return None
@@ -238,23 +264,16 @@ class Source:
             data += more
         return data
 
-    def check_range(self, offset: int, length: int, what: str = "range", **where: str | None) -> None:
-        """Raise :class:`OutOfBounds` unless ``[offset, offset+length)`` lies inside the file."""
-        if offset < 0 or length < 0:
-            raise OutOfBounds(f"{what} has a negative offset or length ({offset}, {length})",
-                              offset=offset, rule="byte ranges must lie inside the file", **where)
-        if offset + length > self.size:
-            raise OutOfBounds(
-                f"{what} [{offset}, {offset + length}) runs past the end of the file ({self.size} bytes)",
-                offset=offset, rule="offset + length <= file size", **where,
-            )
-
     def view(self, offset: int, length: int, what: str = "range", **where: str | None) -> memoryview:
         """A zero-copy view of ``length`` bytes at ``offset`` (refused once the file changed on disk)."""
+        return self.view_within(None, offset, length, what, **where)
+
+    def view_within(self, within: int | None, offset: int, length: int, what: str = "range",
+                    **where: str | None) -> memoryview:
         self.check_range(offset, length, what, **where)
         if length and self._file is not None:
-            self.require_unchanged()
-        return self._mapped()[offset:offset + length]
+            self.require_unchanged(within)
+        return self._mapped(within)[offset:offset + length]
 
     def read(self, offset: int, length: int, what: str = "range", **where: str | None) -> bytes:
         """A copy of ``length`` bytes at ``offset`` (read without mapping the file when small)."""
@@ -263,15 +282,8 @@ class Source:
         if data is None:
             return bytes(self.view(offset, length, what, **where))
         if len(data) < length:
-            raise self._ended(offset + len(data), what, where)
+            raise ended(self.path, offset + len(data), self.size, what, where)
         return data
-
-    def head(self, n: int) -> bytes:
-        return self.window(0, n)
-
-    def tail(self, n: int) -> bytes:
-        start = max(0, self.size - n)
-        return self.window(start, self.size - start)
 
     def window(self, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes from ``offset``, clipped at EOF (for hex views)."""
@@ -284,26 +296,17 @@ class Source:
         """Give back the mapped pages of a range this process has finished reading (they stay in the page cache,
         so reading them again costs a fault, not I/O): streaming a file larger than memory through the map then
         keeps the resident size bounded. A no-op without a map or where ``madvise`` is missing."""
-        mapped = self._map
-        if mapped is None or not hasattr(mapped, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
-            return
-        start = max(0, offset) // mmap.PAGESIZE * mmap.PAGESIZE
-        end = min(self.size, offset + length)
-        if end > start:
-            try:
-                mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
-            except (OSError, ValueError):  # advice only: a closed map or a refused range changes nothing
-                pass
+        drop_mapped_pages(self._map, self.size, offset, length)
 
     def fileno(self) -> int | None:
-        """The OS file descriptor of the mapped file (``None`` for in-memory sources); lets writers copy
+        """The OS file descriptor of the mapped file (``None`` once closed); lets writers copy
         unchanged byte ranges in the kernel (``os.copy_file_range``) even after the path was replaced."""
         self._reopen_released()
         return self._file.fileno() if self._file is not None else None
 
     def reader_fd(self) -> int | None:
-        """A descriptor of its own for positional reads from another thread (the caller closes it), ``None`` for
-        in-memory sources: a duplicate where the system has ``os.pread`` (positional reads share no position),
+        """A descriptor of its own for positional reads from another thread (the caller closes it), ``None`` once
+        closed: a duplicate where the system has ``os.pread`` (positional reads share no position),
         else the path opened again, refused with :class:`SourceChanged` unless it still has the same size."""
         fd = self.fileno()
         if fd is None:
@@ -347,23 +350,5 @@ class Source:
 
     def _unmap(self) -> None:
         """Release the buffer, the map and the file; views still held elsewhere keep the old map alive."""
-        if self._buffer is not None:
-            try:
-                self._buffer.release()
-            except BufferError:
-                pass
-        if self._map is not None:
-            try:
-                self._map.close()
-            except BufferError:
-                pass
-            self._map = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-    def __enter__(self) -> Source:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        close_all(self._buffer, self._map, self._file)
+        self._map = self._file = None

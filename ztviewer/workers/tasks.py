@@ -11,7 +11,7 @@ from ztviewer.codec import Problem, Severity, TensorFile
 from ztviewer.codec.digest_state import DigestState
 from ztviewer.codec.errors import CodecError, DigestMismatch
 from ztviewer.codec.model import Component, Tensor
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import LocalFile
 
 from .base import Worker
 
@@ -66,7 +66,7 @@ def read_tensor_file(path: str) -> TensorFile:
         problem = exc.to_problem()
         return TensorFile(path=path, format="unknown", readable=False, problems=[problem])
     except Exception as exc:  # a reader bug or a missing reader must not lose the file's bytes
-        source = Source(path)
+        source = LocalFile(path)
         problem = Problem(Severity.ERROR, f"the reader failed: {type(exc).__name__}: {exc}",
                           rule="internal reader error")
         ext = os.path.splitext(path)[1].lstrip(".").lower() or "unknown"

@@ -16,7 +16,7 @@ from ztviewer.codec.errors import CodecError, OutOfBounds
 from ztviewer.codec.formats import blz
 from ztviewer.codec.formats.magic import sniff_blz
 from ztviewer.codec.model import Severity
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource, LocalFile
 
 needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
 ENTRIES = [e for e in corpus_manifest() if e["format"] == "blz"]
@@ -24,11 +24,11 @@ HOSTILE = {e["file"]: e for e in hostile_entries() if e["file"].startswith("blz_
 
 
 def open_path(path: Path):
-    return registry.read_source(Source(path))
+    return registry.read_source(LocalFile(path))
 
 
 def open_bytes(data: bytes, name: str = "built.blz"):
-    return registry.read_source(Source.from_bytes(data, path=name))
+    return registry.read_source(InMemorySource(data, path=name))
 
 
 def errors(tf) -> list:
@@ -217,7 +217,7 @@ def test_mutated_files_never_crash(mutations, cut):
         if index < len(data):
             data[index] = value
     try:
-        tf = blz.read(Source.from_bytes(bytes(data)))
+        tf = blz.read(InMemorySource(bytes(data)))
     except CodecError:
         return
     try:

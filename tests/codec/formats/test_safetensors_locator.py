@@ -13,7 +13,7 @@ import pytest
 
 from ztviewer.codec.formats import safetensors as st_reader
 from ztviewer.codec.formats.safetensors import HeaderLocator
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource
 
 
 class _CountedText(str):
@@ -77,7 +77,7 @@ def test_escaped_and_non_ascii_keys_are_located_at_their_byte_offsets():
 def test_a_file_of_erroring_escaped_entries_points_each_problem_at_its_key():
     text, names = _header(300, escaped=True)
     raw = text.encode()
-    source = Source.from_bytes(struct.pack("<Q", len(raw)) + raw, path="escaped.safetensors")
+    source = InMemorySource(struct.pack("<Q", len(raw)) + raw, path="escaped.safetensors")
     tf = st_reader.read(source)
     offsets = _expected_offsets(text, 300, escaped=True)
     assert [t.name for t in tf.tensors] == names

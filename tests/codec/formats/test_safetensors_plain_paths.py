@@ -24,7 +24,7 @@ from ztviewer.codec.formats import safetensors_columns as st_columns
 from ztviewer.codec.formats.safetensors_tensors import DTYPE_INFO
 from ztviewer.codec.model import Tensor
 from ztviewer.codec.multifile import fast_headers
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource, LocalFile
 
 U64 = 1 << 64
 ST_DTYPES = sorted(DTYPE_INFO)
@@ -75,7 +75,7 @@ def _check_header(text: bytes, buffer_len: int, use_json: bool = False) -> bool:
     if not text:
         return False
     with _json_parser(use_json):
-        source = Source.from_bytes(data, path="h.safetensors")
+        source = InMemorySource(data, path="h.safetensors")
         plain = st_reader._read_plain(source, len(text))
         if plain is None:
             return False
@@ -284,7 +284,7 @@ def test_a_header_read_in_pieces_is_the_header_read_whole(monkeypatch):
     repeated = whole.replace(b'"t3"', b'"t1"')
     assert not _check_header(repeated, 5)
     data = struct.pack("<Q", len(repeated)) + repeated + bytes(5)
-    checked = st_reader.read(Source.from_bytes(data, path="h.safetensors"))
+    checked = st_reader.read(InMemorySource(data, path="h.safetensors"))
     assert any("appears again" in p.message for p in checked.all_problems())
 
 
@@ -347,7 +347,7 @@ def _single_file_batch(heads: list, sizes: list, shards: list, sources: list, fi
     per shard ``(header length, metadata, tensors, data bytes)``."""
     batch, index = [], first
     for head, size, shard, source in zip(heads, sizes, shards, sources):
-        with _written(_shard_file(head, size)) as path, Source(path) as file_source:
+        with _written(_shard_file(head, size)) as path, LocalFile(path) as file_source:
             tf = st_reader.read(file_source)
             assert not tf.problems and not any(t.problems for t in tf.tensors), (
                 head, tf.problems, [t.problems for t in tf.tensors])

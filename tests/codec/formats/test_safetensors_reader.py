@@ -24,7 +24,7 @@ from ztviewer.codec.formats import safetensors as st_reader
 from ztviewer.codec.formats.magic import sniff_safetensors
 from ztviewer.codec.formats.safetensors_tensors import checked_tensors, fast_tensors
 from ztviewer.codec.model import Severity
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource, LocalFile
 
 needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
 ENTRIES = [e for e in corpus_manifest() if e["format"] == "safetensors"]
@@ -33,11 +33,11 @@ HOSTILE = {e["file"]: e for e in hostile_entries()
 
 
 def open_path(path: Path):
-    return registry.read_source(Source(path))
+    return registry.read_source(LocalFile(path))
 
 
 def open_bytes(data: bytes, name: str = "built.safetensors"):
-    return registry.read_source(Source.from_bytes(data, path=name))
+    return registry.read_source(InMemorySource(data, path=name))
 
 
 def build(header: dict | str, buffer: bytes = b"", pad: bool = True) -> bytes:
@@ -342,7 +342,7 @@ def test_header_level_rules(header, fatal, text):
 def test_header_that_is_not_an_object_is_fatal():
     assert not sniff_safetensors(build("[1,2]"), 16)
     with pytest.raises(HeaderError, match="must be a JSON object"):
-        st_reader.read(Source.from_bytes(build("[1,2]")))
+        st_reader.read(InMemorySource(build("[1,2]")))
 
 
 def test_json_error_offset_is_absolute_and_in_bytes():
@@ -378,7 +378,7 @@ def test_mutated_files_never_crash(mutations):
     for index, value in mutations:
         data[index] = value
     try:
-        tf = st_reader.read(Source.from_bytes(bytes(data)))
+        tf = st_reader.read(InMemorySource(bytes(data)))
     except CodecError:
         return
     for tensor in tf.tensors:

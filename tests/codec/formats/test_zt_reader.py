@@ -15,6 +15,7 @@ from tests._corpus import listed_dtype
 from tests.codec.formats.zt_builders import CORPUS, errors, open_bytes, warnings, zt_corpus_entries, zt_hostile_entries
 from ztviewer.codec import registry
 from ztviewer.codec.dtypes import ZT_SHORT_TO_CANONICAL
+from ztviewer.codec.source import LocalFile
 
 ENTRIES = zt_corpus_entries()
 HOSTILE = zt_hostile_entries()
@@ -30,7 +31,7 @@ def _need_corpus(zt_corpus_files):
 
 
 def open_path(path: Path):
-    return registry.read_source(registry.Source(path))
+    return registry.read_source(LocalFile(path))
 
 
 def oracle_manifest(path: Path) -> tuple[str, list[tuple[str, dict]]]:

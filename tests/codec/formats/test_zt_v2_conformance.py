@@ -12,7 +12,7 @@ from ztviewer.codec import open_file
 from ztviewer.codec.check import check_file
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.formats.zt_v2 import read, rules
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import LocalFile
 
 ztensor = pytest.importorskip("ztensor")
 VECTORS = SHARED / "ref" / "ztensor-v2-conformance"
@@ -86,7 +86,7 @@ def test_reject_vector_names_its_rule(name):
     path = VECTORS / "reject" / f"{name}.zt"
     if name == "file-too-small":  # ten zero bytes: no format claims them, the v2 reader refuses them itself
         with pytest.raises(CodecError) as caught:
-            read(Source(path))
+            read(LocalFile(path))
         assert caught.value.rule == rule
         assert not open_file(path).readable
         return

@@ -11,7 +11,7 @@ from tests._corpus import CORPUS
 from ztviewer.codec import registry
 from ztviewer.codec.formats import zt, zt_v2  # noqa: F401  (registers the handlers)
 from ztviewer.codec.model import Problem, TensorFile
-from ztviewer.codec.source import Source
+from ztviewer.codec.source import InMemorySource
 
 V01, V1 = b"ZTEN0001", b"ZTEN1000"
 
@@ -52,7 +52,7 @@ def zt_bytes(magic: bytes, manifest: Any, blobs: dict[int, bytes] | None = None,
 
 
 def open_bytes(data: bytes, name: str = "test.zt") -> TensorFile:
-    return registry.read_source(Source.from_bytes(data, path=name))
+    return registry.read_source(InMemorySource(data, path=name))
 
 
 def errors(tf: TensorFile) -> list[Problem]:

@@ -21,8 +21,20 @@ from typing import BinaryIO
 
 from ..errors import CodecError
 from ..file_stamps import file_stamp
+from ..io.base import CHUNK, ended, reporting
+from ..io.protocol import CancelCheck, Progress
 from ..portable import O_BINARY, O_CLOEXEC, NotARegularFile, file_kind, open_regular, open_regular_fd
-from ..source import PREAD_LIMIT, Source, remember_map
+from ..source import (
+    LOCAL_FILE,
+    PREAD_LIMIT,
+    Source,
+    close_all,
+    drop_mapped_pages,
+    file_changed,
+    map_file,
+    path_replaced,
+    positional_chunks,
+)
 
 HEAD_BYTES = 64 << 10  # the length prefix and the whole header of nearly every shard
 KEPT_HEAD_BYTES = 4096  # of a head read past its header, what is kept
@@ -122,6 +134,7 @@ class ShardSource(Source):
         What :func:`read_head` read of the file, if the caller did it; else it is done here.
     """
 
+    capabilities = LOCAL_FILE
     # not mapped, not closed until said otherwise (class defaults: a set makes thousands of these)
     _file: BinaryIO | None = None
     _map: mmap.mmap | None = None
@@ -134,10 +147,25 @@ class ShardSource(Source):
         self._stamp, self._head = read_head(path) if head is None else head
         self.size = self._stamp[0]
 
+    @property
+    def stamp(self) -> tuple[int, int, int]:
+        return self._stamp
+
+    @property
+    def holds_file(self) -> bool:
+        return self._file is not None
+
+    def bytes_changed(self, within: int | None = None) -> str | None:
+        """How the mapped file differs from when the set was opened (``None`` while parked: mapping it again
+        checks)."""
+        return file_changed(self._file, self._stamp, within)
+
+    def path_changed(self) -> str | None:
+        return None if self._file is None else path_replaced(self.path, self._stamp)
+
     # -- the map -----------------------------------------------------------------------------------------
-    def _mapped(self, checked_by: Source | None = None) -> memoryview:
-        """The whole file's view, mapping it again if parked (call with the pool lock held); a remap checks the
-        whole file (``checked_by`` is for prefixes of a source, which shards never have)."""
+    def _mapped(self) -> memoryview:
+        """The whole file's view, mapping it again if parked (call with the pool lock held)."""
         if self._closed:
             raise ValueError(f"{self.path} is closed")
         if self._map is None:
@@ -148,8 +176,7 @@ class ShardSource(Source):
                     raise ShardChanged(f"{self.path} changed on disk since the set was opened "
                                        f"({self._stamp[0]} → {stat.st_size} bytes); open the set again",
                                        rule="shards must not change while open")
-                self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-                remember_map(self._map, self)
+                self._map = map_file(file.fileno(), self)
             except BaseException:
                 file.close()
                 raise
@@ -160,8 +187,8 @@ class ShardSource(Source):
 
     def park(self) -> None:
         """Close the map and the file; views still held elsewhere keep the old map alive until collected."""
-        self._unmap()
-        self._buffer = None
+        close_all(self._buffer, self._map, self._file)
+        self._buffer = self._map = self._file = None
 
     def release(self) -> None:
         """Park: the next access maps the file again after checking it did not change."""
@@ -192,13 +219,19 @@ class ShardSource(Source):
                 self.require_unchanged()
             return buffer[offset:end]
 
-    def read_chunks(self, offset: int, length: int, chunk: int = 8 << 20, what: str = "range", *,
-                    reuse: bool = False, **where: str | None) -> Iterator[bytes | memoryview]:
+    def read_chunks(self, offset: int, length: int, chunk: int = CHUNK, what: str = "range", *,
+                    reuse: bool = False, progress: Progress | None = None, cancelled: CancelCheck | None = None,
+                    **where: str | None) -> Iterator[bytes | memoryview]:
         """Positional reads on a descriptor of its own (the pool may park the shared one at any time)."""
         self.check_range(offset, length, what, **where)
+        return reporting(self._own_chunks(offset, length, chunk, what, reuse, where), progress, cancelled)
+
+    def _own_chunks(self, offset: int, length: int, chunk: int, what: str, reuse: bool,
+                    where: dict[str, str | None]) -> Iterator[bytes | memoryview]:
         fd = self._own_fd()
         try:
-            yield from self._positional(fd, threading.Lock(), offset, length, chunk, what, where, reuse)
+            yield from positional_chunks(fd, threading.Lock(), offset, length, chunk, reuse=reuse,
+                                         ended_at=lambda at: ended(self.path, at, self.size, what, where))
         finally:
             os.close(fd)
 
@@ -221,17 +254,17 @@ class ShardSource(Source):
             raise
         return fd
 
-    def _pread(self, offset: int, length: int) -> bytes | None:
-        """:meth:`read` without the map: from the head, else with positional reads on a descriptor of its own
-        (:meth:`read_chunks`: the pool may park the shared one at any time); ``None`` past
-        :data:`~ztviewer.codec.source.PREAD_LIMIT` (the map serves it)."""
+    def read(self, offset: int, length: int, what: str = "range", **where: str | None) -> bytes:
+        """From the head, else with positional reads on a descriptor of its own (:meth:`read_chunks`: the pool may
+        park the shared one at any time), through the map past :data:`~ztviewer.codec.source.PREAD_LIMIT`."""
+        self.check_range(offset, length, what, **where)
         if self._closed:
             raise ValueError(f"{self.path} is closed")
         if offset + length <= len(self._head):
             return self._head[offset:offset + length]
         if length > PREAD_LIMIT:
-            return None
-        return b"".join(bytes(part) for part in self.read_chunks(offset, length, what="range"))
+            return bytes(self.view(offset, length, what, **where))
+        return b"".join(bytes(part) for part in self._own_chunks(offset, length, CHUNK, what, False, where))
 
     def head(self, n: int) -> bytes:
         if n <= len(self._head) or len(self._head) == self.size:
@@ -253,6 +286,9 @@ class ShardSource(Source):
             return b"".join(bytes(part) for part in self.read_chunks(offset, length, what="window"))
         except CodecError:   # the shard changed on disk: the set's warning says so
             return b""
+
+    def drop_pages(self, offset: int, length: int) -> None:
+        drop_mapped_pages(self._map, self.size, offset, length)
 
     def fileno(self) -> int | None:
         with self._pool.lock:

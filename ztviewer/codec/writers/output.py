@@ -135,9 +135,10 @@ class Output:
             self.report(length)
             return
         self.flush()
-        fd = source.fileno()
+        kernel = source.capabilities.descriptor and (self._kernel_copy or self._sendfile)
+        fd = source.fileno() if kernel else None
         # our own descriptor: a shard source may close (park) its file while we copy
-        src_fd = os.dup(fd) if fd is not None and (self._kernel_copy or self._sendfile) else None
+        src_fd = os.dup(fd) if fd is not None else None
         pipe = self._pipe() if src_fd is not None and (offset - self.pos) % PAGE else None
         try:
             done = 0

@@ -12,12 +12,15 @@ items become candidates in turn, which finds a whole chain. The bytes examined a
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from ...io.base import CHUNK
+from ...io.protocol import CancelCheck, Progress
 from ...model import TensorFile
-from ...source import Source
+from ...source import PREAD_LIMIT, Source
 from ..magic import ZT_V2_MAGIC as MAGIC
 from .blobs import local_spans
 from .cbor_check import decode_strict, loads_fast
@@ -147,40 +150,53 @@ def _describe(source: Source, footer: Footer) -> tuple[Generation, list[int]]:
 
 
 class PrefixSource(Source):
-    """The first ``size`` bytes of an open source, sharing its file and map. Closing it closes the parent only
-    when it ``owns_parent``; such a parent is read for this prefix alone, so the views of its map too are told
-    changed only when the prefix is (an append after it changes nothing)."""
+    """The first ``size`` bytes of an open source, read through it (its file, map or reads). Closing it closes the
+    parent only when it ``owns_parent``; such a parent is read for this prefix alone, so the views of its map too
+    are told changed only when the prefix is (an append after it changes nothing)."""
 
     def __init__(self, parent: Source, size: int, owns_parent: bool = False) -> None:
         self.path = parent.path
         self.size = min(size, parent.size)
+        self.capabilities = parent.capabilities
         self._parent = parent
         self._owns_parent = owns_parent
         if owns_parent:     # its maps are handed out for this prefix only: an append after it leaves them sound
             parent.read_prefix_only(self.size)
-        self._file = None
-        self._map = None
-        self._buffer = None
 
-    def _stamp_changed(self, within: int | None = None) -> str | None:
+    @property
+    def stamp(self) -> tuple[int, int, int]:
+        _, modified, number = self._parent.stamp
+        return self.size, modified, number
+
+    def bytes_changed(self, within: int | None = None) -> str | None:
         """The parent's file checked for what matters to a prefix: the same file, still at least as long (an
         append after it changes nothing here)."""
-        return self._parent._stamp_changed(self.size if within is None else min(within, self.size))
+        return self._parent.bytes_changed(self.size if within is None else min(within, self.size))
 
     def path_changed(self) -> str | None:
         return self._parent.path_changed()
 
     def view(self, offset: int, length: int, what: str = "range", **where: str | None) -> memoryview:
+        return self.view_within(self.size, offset, length, what, **where)
+
+    def view_within(self, within: int | None, offset: int, length: int, what: str = "range",
+                    **where: str | None) -> memoryview:
         self.check_range(offset, length, what, **where)
-        if length:
-            self.require_unchanged()  # pages of the map past a truncated file's end would be fatal
-        return self._mapped()[offset:offset + length]
+        return self._parent.view_within(self.size if within is None else min(within, self.size), offset, length,
+                                        what, **where)
 
-    def _mapped(self, checked_by: Source | None = None) -> memoryview:
-        return self._parent._mapped(checked_by or self)
+    def read(self, offset: int, length: int, what: str = "range", **where: str | None) -> bytes:
+        self.check_range(offset, length, what, **where)
+        if length > PREAD_LIMIT and self.capabilities.views:  # the parent's map serves it, checked as a prefix
+            return bytes(self.view(offset, length, what, **where))
+        return self._parent.read(offset, length, what, **where)
 
-    def _pread(self, offset: int, length: int) -> bytes | None:
-        return self._parent._pread(offset, length)
+    def read_chunks(self, offset: int, length: int, chunk: int = CHUNK, what: str = "range", *,
+                    reuse: bool = False, progress: Progress | None = None, cancelled: CancelCheck | None = None,
+                    **where: str | None) -> Iterator[bytes | memoryview]:
+        self.check_range(offset, length, what, **where)
+        return self._parent.read_chunks(offset, length, chunk, what, reuse=reuse, progress=progress,
+                                        cancelled=cancelled, **where)
 
     def window(self, offset: int, length: int) -> bytes:
         offset = max(0, min(offset, self.size))
@@ -188,6 +204,12 @@ class PrefixSource(Source):
 
     def fileno(self) -> int | None:
         return self._parent.fileno()
+
+    def reader_fd(self) -> int | None:
+        return self._parent.reader_fd()
+
+    def drop_pages(self, offset: int, length: int) -> None:
+        self._parent.drop_pages(offset, min(length, self.size - offset))
 
     def close(self) -> None:
         if self._owns_parent:

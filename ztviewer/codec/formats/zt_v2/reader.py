@@ -8,7 +8,7 @@ import ztviewer.codec.formats.zt_v2.rules as rules
 from ...errors import CodecError, HeaderError, SchemaError
 from ...gc_pause import building_many
 from ...model import Region, TensorFile
-from ...source import Source
+from ...source import LocalFile, Source
 from ..magic import ZT_V2_FORMAT
 from ..magic import ZT_V2_MAGIC as MAGIC
 from .blobs import check_blobs
@@ -159,7 +159,7 @@ def open_generation(path: str, end: int) -> TensorFile:
     :func:`find_generations`, or the file's size for the current one), with the generations before it
     listed. The returned file owns its own open file: closing it closes that."""
 
-    source = Source(path)
+    source = LocalFile(path)
     try:
         footer = read_footer(source) if end == source.size else footer_ending_at(source, end)
         if footer is None:

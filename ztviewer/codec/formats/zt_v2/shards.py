@@ -15,7 +15,7 @@ import ztviewer.codec.formats.zt_v2.rules as rules
 
 from ...errors import CodecError
 from ...model import Problem, TensorFile, error
-from ...source import Source
+from ...source import LocalFile, Source
 from .container import read_footer
 from .schema import ShardEntry
 
@@ -82,7 +82,7 @@ def open_shard(root_path: str, entry: ShardEntry) -> Source:
     if info.st_size != entry.size:
         raise CodecError(f"shard {entry.name!r} ({os.path.basename(real)}) has {info.st_size:,} bytes; the root "
                          f"records {entry.size:,}", rule=rules.SHARD_IDENTITY, **where)
-    source = Source(real)
+    source = LocalFile(real)
     try:
         read_footer(source)
     except CodecError as exc:
