@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Protocol
 from PySide6.QtWidgets import QMessageBox
 
 from ztviewer.codec.interrupted_append import interrupted_append_of, repair
-from ztviewer.codec.save import release_sources_of
 
 from .window_host import WindowHost
 
@@ -61,6 +60,8 @@ def _answered(window: RepairHost, view: FileView, confirmed: bool) -> None:
         window.show_error(f"Could not repair {tf.path}", "a save of this tab is still running; repair when it ends")
         return
     try:
+        from ztviewer.codec.save import release_sources_of  # the writers: imported when a repair runs, not at start-up
+
         outcome = repair(tf.path, release=lambda: release_sources_of(tf, tf.path))
     except OSError as exc:
         window.show_error(f"Could not repair {tf.path}", exc.strerror or str(exc))
