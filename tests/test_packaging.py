@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import importlib.util
 import plistlib
 import re
+import sys
+import tomllib
 
 from ztviewer import __version__
 from ztviewer.paths import LINUX_DESKTOP
@@ -77,3 +80,24 @@ def test_every_platform_registers_the_types_of_the_one_list():
     content = dict(re.findall(r'Subkey: "Software\\Classes\\\.([\w.]+)"; ValueType: string; '
                               r'ValueName: "Content Type"; ValueData: "([\w/.-]+)"', script))
     assert content == {t.extension: t.mime for t in FILE_TYPES if t.extension}
+
+
+# -- the test extra installs what the tests need ---------------------------------------------------------------
+ROOT = PACKAGING.parent
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()
+
+
+def test_every_module_a_test_skips_without_is_in_the_test_extra():
+    """A test that skips without a module never runs in CI unless `.[test]` installs it (issue 31: pyarrow)."""
+    extra = {_requirement_name(r) for r in tomllib.loads((ROOT / "pyproject.toml").read_text())
+             ["project"]["optional-dependencies"]["test"]}
+    skipped_without = {m.split(".")[0] for path in (ROOT / "tests").rglob("*.py")
+                       for m in re.findall(r"importorskip\(\"([\w.]+)\"", path.read_text(encoding="utf-8"))}
+    assert "pyarrow" in skipped_without
+    distributions = importlib.metadata.packages_distributions()
+    missing = {m for m in skipped_without - set(sys.stdlib_module_names)
+               if not {d.lower() for d in distributions.get(m, [m])} & extra}
+    assert not missing, f"tests skip without {sorted(missing)}, which .[test] does not install"
