@@ -17,9 +17,9 @@ WINDOW_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--install-desktop", "register file types, icon and menu entry for this user (Linux), then exit"),
     ("--uninstall-desktop", "undo --install-desktop (and its default-application entries), then exit"),
 )
-WINDOW_USAGE = ("ztviewer [FILE…] [--demo] [--new-instance]   open files (or a sharded checkpoint / dataset "
-                "folder) in the window\n"
-                "       ztviewer --compare A B   compare two files or sets in the window\n"
+WINDOW_USAGE = ("ztviewer [FILE…] [--demo] [--new-instance]     open files, sharded checkpoints or dataset folders "
+                "in the window\n"
+                "       ztviewer --compare A B                        compare two files or sets in the window\n"
                 "       ztviewer --install-desktop | --uninstall-desktop")
 
 
