@@ -101,3 +101,23 @@ def test_every_module_a_test_skips_without_is_in_the_test_extra():
     missing = {m for m in skipped_without - set(sys.stdlib_module_names)
                if not {d.lower() for d in distributions.get(m, [m])} & extra}
     assert not missing, f"tests skip without {sorted(missing)}, which .[test] does not install"
+
+
+# -- README says what installing and testing take -----------------------------------------------------------------
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_test_recipe_installs_what_ci_installs():
+    """`.ci/run` "runs exactly these commands": the recipe's apt line names every package CI installs, else the
+    desktop-integration and GUI tests skip for a newcomer."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    ci_packages = set(re.search(r"for pkg in (.*?); do", ci, re.S).group(1).replace("\\\n", " ").split())
+    recipe = README.split("## Fresh machine: install, check and run the tests", 1)[1].split("```", 2)[1]
+    apt = re.search(r"apt-get install (.*?)#", recipe, re.S)
+    assert apt, "the test recipe has no apt-get line"
+    assert set(apt.group(1).replace("\\\n", " ").split()) == ci_packages
+
+
+def test_readme_installs_from_a_checkout_while_nothing_is_published():
+    assert "pipx install ztviewer" not in README and "pip install ztviewer" not in README
+    assert "pipx install ." in README

@@ -49,7 +49,7 @@ def launch_gui(argv: Sequence[str]) -> int:
         demos = demo_files()
         if not demos:
             print(f"ztviewer: the demo files are missing from this installation (looked in {SAMPLES_DIR}); "
-                  "reinstall ztviewer (pip install --force-reinstall ztviewer)", file=sys.stderr)
+                  "reinstall ztviewer from your checkout (pip install --force-reinstall .)", file=sys.stderr)
             return 1
         files += demos
     from .gui_requirements import problem
