@@ -121,3 +121,10 @@ def test_readme_test_recipe_installs_what_ci_installs():
 def test_readme_installs_from_a_checkout_while_nothing_is_published():
     assert "pipx install ztviewer" not in README and "pip install ztviewer" not in README
     assert "pipx install ." in README
+
+
+def test_the_long_description_shows_no_image_a_package_index_cannot_find():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    text = (ROOT / project["readme"]).read_text(encoding="utf-8")
+    assert not re.findall(r"\]\((?!https?://)", text), "relative links or images in the long description"
+    assert "pipx install ." in text
