@@ -137,11 +137,12 @@ def test_cancelled_save_leaves_nothing(qtbot, window, tmp_path, monkeypatch):
 
     from ztviewer.codec.writers.output import Output
 
-    released, report = threading.Event(), Output.report
+    holding, released, report = threading.Event(), threading.Event(), Output.report
 
     def held_report(out, work):     # the save waits after its first bytes until the cancel was asked for
         report(out, work)
         if work and threading.current_thread() is not threading.main_thread():
+            holding.set()
             assert released.wait(60), "the save was never released"     # a hang guard, not a figure
 
     monkeypatch.setattr(Output, "report", held_report)
@@ -158,9 +159,8 @@ def test_cancelled_save_leaves_nothing(qtbot, window, tmp_path, monkeypatch):
     dialog.accept()
     strip = view.save_progress
     task = window.editing.saver.tasks[id(view)]
+    qtbot.waitUntil(lambda: holding.is_set() and strip.bar.value() > 0, timeout=30_000)     # a hang guard
     with qtbot.waitSignal(task.signals.cancelled, timeout=30_000):
-        with qtbot.waitSignal(task.signals.progress, timeout=10_000):
-            pass
         strip.cancel_button.click()
         released.set()
     assert not out.exists() and not stale_temporaries(str(out))
