@@ -37,7 +37,7 @@ def run(tmpdir: Path, quick: bool) -> list[dict]:
         _cli("check", source)
 
     rows = []
-    for label, ours in (("convert → zt", lambda: _cli("convert", source, tmpdir / "o.zt")),
+    for label, ours in (("convert → zt v1.0", lambda: _cli("convert", source, tmpdir / "o.zt", "--to", "zt-v1.0")),
                         ("convert → safetensors", lambda: _cli("convert", source, tmpdir / "o.safetensors")),
                         ("diff (file against itself)", lambda: _cli("diff", source, source))):
         ours_s, check_s = best_of(ours, check, repeats=3, warmup=False)

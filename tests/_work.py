@@ -54,15 +54,18 @@ def assert_linear(work_at: Callable[[int], int], n: int, slack: float = 1.25) ->
 
 
 class HashedChunks:
-    """Which chunks the digest code hashed, split at the moment the test requests a cancel.
+    """Which chunks the digest code hashed, split at the cancel, with the cancel landing at a chunk the test
+    chooses: the hashing of chunk number ``hold`` (1-based) waits, in whichever thread hashes, until
+    :meth:`cancel_while_held` has requested the cancel.
 
-    Call :meth:`request` just before cancelling: :attr:`after` counts the chunks whose hashing began after it.
+    Wait for :attr:`holding`, then call :meth:`cancel_while_held`: :attr:`before` counts the chunks whose hashing
+    began before the cancel (``hold`` of them), :attr:`after` those that began after it.
     """
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, hold: int = 2) -> None:
         from ztviewer.codec import digest
 
-        self.requested = threading.Event()
+        self.requested, self.holding, self._released = threading.Event(), threading.Event(), threading.Event()
         self.before = self.after = 0
         original = digest.Hasher.update
 
@@ -71,9 +74,15 @@ class HashedChunks:
                 self.after += 1
             else:
                 self.before += 1
+                if self.before == hold:
+                    self.holding.set()
+                    assert self._released.wait(60), "the held chunk was never released"  # a hang guard
             original(hasher, data)
 
         monkeypatch.setattr(digest.Hasher, "update", counting_update)
 
-    def request(self) -> None:
+    def cancel_while_held(self, cancel: Callable[[], object]) -> None:
+        """Request the cancel (``cancel()``) while the held chunk is being hashed, then let that chunk finish."""
         self.requested.set()
+        cancel()
+        self._released.set()

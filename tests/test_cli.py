@@ -144,7 +144,8 @@ def test_convert_refuses_sparse_to_safetensors_without_densify(tmp_path, capsys)
 @needs_corpus
 def test_convert_with_zstd_and_digests_checks_clean(tmp_path, capsys):
     target = tmp_path / "c.zt"
-    assert main(["convert", str(DTYPES_ZT), str(target), "--compress", "zstd:5", "--digest", "sha256"]) == 0
+    assert main(["convert", str(DTYPES_ZT), str(target), "--to", "zt-v1.0", "--compress", "zstd:5",
+                 "--digest", "sha256"]) == 0
     capsys.readouterr()
     main(["info", "--json", str(target)])
     doc = json.loads(capsys.readouterr().out)
@@ -206,3 +207,144 @@ def test_edit_without_changes_is_a_usage_error(tmp_path, capsys):
     path = tmp_path / "m.zt"
     path.write_bytes(b"x")
     assert main(["edit", str(path), "--in-place"]) == 2
+
+
+# -- one set of exit statuses (issue 31): 0 sound, 1 problems found, 2 usage or unreadable input -------------------
+def _inputs(tmp_path):
+    import safetensors.numpy
+
+    good = tmp_path / "good.safetensors"
+    safetensors.numpy.save_file({"a": np.arange(3, dtype=np.float32)}, str(good))
+    return good
+
+
+def _argv(command, path, tmp_path):
+    out = str(tmp_path / "out.zt")
+    return {"info": ["info", path], "check": ["check", path], "export": ["export", path, "a", "-o", out + ".npy"],
+            "convert": ["convert", path, out], "edit": ["edit", path, "--set-attr", "k=v", "-o", out],
+            "diff": ["diff", path, path]}[command]
+
+
+COMMANDS = ["info", "check", "export", "convert", "edit", "diff"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_exits_2_for_a_missing_or_unreadable_input_or_a_folder_without_a_set(
+        command, tmp_path, capsys, monkeypatch):
+    import ztviewer.codec.portable as portable
+
+    good = _inputs(tmp_path)
+    assert main(_argv(command, str(good), tmp_path)) in (0, 1)      # the arguments themselves are sound
+    capsys.readouterr()
+    assert main(_argv(command, str(tmp_path / "missing.safetensors"), tmp_path)) == 2
+    assert "no such file" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(_argv(command, str(tmp_path / "empty"), tmp_path)) == 2
+    said = capsys.readouterr().err      # edit opens single files only
+    assert ("a folder, not a regular file" if command == "edit" else "folder without a tensor set") in said
+    open_regular = portable.open_regular
+
+    def denied(path, *args, **kwargs):
+        if str(path).endswith("good.safetensors"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return open_regular(path, *args, **kwargs)
+
+    monkeypatch.setattr(portable, "open_regular", denied)    # as chmod 000 does for anyone but root
+    assert main(_argv(command, str(good), tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert f"Permission denied: {good}" in err and "Traceback" not in err
+    assert main([command, "--no-such-option"]) == 2
+
+
+@pytest.mark.parametrize("command", ["export", "convert", "edit"])
+def test_writing_into_a_missing_folder_names_the_folder(command, tmp_path, capsys):
+    good = _inputs(tmp_path)
+    argv = _argv(command, str(good), tmp_path / "nowhere")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"no such folder to write into: {tmp_path / 'nowhere'}" in err
+    assert "ztviewer-tmp" not in err
+
+
+def test_help_of_a_command_is_its_own_usage(capsys):
+    assert main(["info", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: ztviewer info [-h] [--json] [--hash] file\n")
+    assert "--install-desktop" not in out and "COMMAND" not in out
+    assert main(["convert", "x"]) == 2
+    assert capsys.readouterr().err.startswith("usage: ztviewer convert [-h]")
+
+
+def test_help_documents_the_exit_statuses_and_the_zt_default(capsys):
+    from ztviewer.cli_common import EXIT_STATUSES
+
+    assert main(["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert EXIT_STATUSES in out
+    assert "convert writes .zt output as zt-v2" in out
+
+
+def test_an_unknown_command_is_refused_but_an_existing_file_opens_the_window(tmp_path, capsys, monkeypatch):
+    import ztviewer.launch as launch
+
+    opened = []
+    monkeypatch.setattr(launch, "launch_gui", lambda argv: opened.append(list(argv)) or 0)
+    monkeypatch.chdir(tmp_path)
+    assert main(["inf", "x"]) == 2
+    assert "unknown command 'inf' (did you mean info?)" in capsys.readouterr().err
+    assert main(["frobnicate"]) == 2
+    assert "'frobnicate' is neither a command" in capsys.readouterr().err
+    assert opened == []
+    (tmp_path / "inf").write_bytes(b"a file named like a command's misspelling")
+    assert main(["inf"]) == 0 and main(["missing.zt"]) == 0     # the window says what it cannot open
+    assert opened == [["inf"], ["missing.zt"]]
+
+
+# -- .zt output is zTensor v2 unless --to says otherwise ----------------------------------------------------------
+def test_convert_to_a_zt_path_writes_v2_and_zt_v1_0_on_request(tmp_path, capsys):
+    import ztensor
+
+    from ztviewer.codec.multifile import open_path
+
+    good = _inputs(tmp_path)
+    assert main(["convert", str(good), str(tmp_path / "new.zt")]) == 0
+    assert "(zt-v2, " in capsys.readouterr().out
+    with open_path(tmp_path / "new.zt") as tf:
+        assert (tf.format, tf.kind) == ("zt-v2", "zt-v2")
+    ztensor.verify(str(tmp_path / "new.zt"), deep=True)                          # what ztensor 2.x reads
+    assert ztensor.open(str(tmp_path / "new.zt"))["a"].tobytes() == np.arange(3, dtype=np.float32).tobytes()
+    assert main(["convert", str(good), str(tmp_path / "old.zt"), "--to", "zt-v1.0"]) == 0
+    with open_path(tmp_path / "old.zt") as tf:
+        assert tf.kind == "zt v1.0"
+    assert main(["convert", str(good), str(tmp_path / "x.zt"), "--to", "zt"]) == 2     # which generation? say it
+    assert "invalid choice: 'zt'" in capsys.readouterr().err
+
+
+def test_counts_and_kinds_read_as_english(tmp_path, capsys):
+    good = _inputs(tmp_path)
+    assert main(["check", str(good)]) == 0
+    assert "1 tensor, 1 decoded, 0 digests verified, 0 errors, 0 warnings" in capsys.readouterr().out
+    assert main(["diff", str(good), str(good)]) == 0
+    assert "\n1 tensor: 1 identical bytes; same content" in capsys.readouterr().out
+    assert main(["edit", str(good), "--set-attr", "k=v", "-o", str(tmp_path / "e.safetensors")]) == 0
+    assert capsys.readouterr().out.endswith(": 1 edit\n")
+    assert main(["convert", str(good), str(tmp_path / "v2.zt")]) == 0
+    capsys.readouterr()
+    assert main(["info", str(tmp_path / "v2.zt")]) == 0
+    head = capsys.readouterr().out.split("tensors:")[0]
+    assert head.startswith(f"{tmp_path / 'v2.zt'}: zt-v2, ") and "v2 v2" not in head
+    assert head.count("sha256:") == 1, head      # the content id once, not again as a format field
+
+
+# -- README's command block is the live --help ---------------------------------------------------------------------
+def test_readme_command_block_is_what_help_prints():
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "readme_commands.py"
+    spec = importlib.util.spec_from_file_location("readme_commands", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    readme = module.README.read_text(encoding="utf-8")
+    assert module.command_block(readme) == module.live_help(), \
+        "README's command block is not ztviewer --help: run python scripts/readme_commands.py"

@@ -45,7 +45,7 @@ def _filetype(path: Path) -> str:
 @pytest.mark.skipif(not corpus_available(), reason=f"shared corpus not found at {CORPUS}")
 def test_install_registers_types_by_content(xdg_home, tmp_path):
     installed = desktop.install(xdg_home)
-    assert xdg_home / "applications" / "ztviewer.desktop" in installed
+    assert xdg_home / "applications" / "ztviewer.desktop" in installed.files and installed.not_default is None
     samples = {
         "zt_v0.1/ztensor-0.1.4/shapes.zt": "application/x-ztensor",
         "zt_v1.0/ztensor-1.0.1/shapes.zt": "application/x-ztensor",
@@ -67,10 +67,13 @@ def test_install_registers_types_by_content(xdg_home, tmp_path):
 @needs_tools
 def test_uninstall_removes_everything(xdg_home):
     desktop.install(xdg_home)
-    removed = desktop.uninstall(xdg_home)
+    removed = desktop.uninstall(xdg_home).files
     assert removed
     assert not (xdg_home / "applications" / "ztviewer.desktop").exists()
     assert not (xdg_home / "mime" / "packages" / desktop.MIME_XML).exists()
+    # the tools' caches of nothing and the folders install made go too; xdg-mime's mimeapps.list held only ours
+    assert sorted(xdg_home.parent.rglob("*")) == [xdg_home.parent / "config", xdg_home], \
+        sorted(xdg_home.parent.rglob("*"))
 
 
 @needs_tools

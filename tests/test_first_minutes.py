@@ -160,11 +160,32 @@ def test_uninstall_removes_default_application_entries(xdg):
     mimeapps.write_text("[Default Applications]\n" + "".join(f"{m}=ztviewer.desktop\n" for m in MIME_TYPES)
                         + "text/plain=gedit.desktop\napplication/x-safetensors=other.desktop;ztviewer.desktop;\n"
                         "[Added Associations]\napplication/x-ztensor=ztviewer.desktop;\n")
-    removed = desktop.uninstall()
-    assert mimeapps in removed
+    changes = desktop.uninstall()
+    assert changes.edited == [mimeapps] and mimeapps not in changes.files
     assert mimeapps.read_text() == ("[Default Applications]\ntext/plain=gedit.desktop\n"
                                     "application/x-safetensors=other.desktop;\n[Added Associations]\n")
     assert not (xdg / "data" / "applications" / "ztviewer.desktop").exists()
+
+
+def test_install_without_xdg_mime_does_not_claim_to_be_the_default(xdg, capsys):
+    assert desktop.main(["install"]) == 0
+    out = capsys.readouterr().out
+    assert "ztviewer was not made the default application: xdg-mime (xdg-utils) is not installed" in out
+    assert "is now the default" not in out
+    assert (xdg / "data" / "applications" / "ztviewer.desktop").is_file()
+
+
+def test_uninstall_leaves_no_empty_folder_and_no_mimeapps_list_of_headers(xdg, capsys):
+    desktop.install()
+    mimeapps = xdg / "config" / "mimeapps.list"
+    mimeapps.parent.mkdir(parents=True, exist_ok=True)
+    mimeapps.write_text("[Default Applications]\n" + "".join(f"{m}=ztviewer.desktop\n" for m in MIME_TYPES)
+                        + "\n[Added Associations]\napplication/x-ztensor=ztviewer.desktop;\n")
+    assert desktop.main(["uninstall"]) == 0
+    out = capsys.readouterr().out
+    assert not mimeapps.exists() and f"removed {mimeapps}\n" in out
+    assert list((xdg / "data").rglob("*")) == []
+    assert "folders left empty" in out
 
 
 def test_install_script_outside_a_venv_refuses_an_interpreter_without_ztviewer(tmp_path):
@@ -179,7 +200,7 @@ def test_install_script_outside_a_venv_refuses_an_interpreter_without_ztviewer(t
     shutil.copytree(ROOT / "packaging", checkout / "packaging")  # no .venv beside it
     done = _run(["sh", str(checkout / "packaging" / "linux" / "install.sh")], env=env)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "no Python with ztviewer" in done.stderr and "pipx install ztviewer" in done.stderr
+    assert "no Python with ztviewer" in done.stderr and "pipx install ." in done.stderr
     assert not (tmp_path / "data").exists()
 
 

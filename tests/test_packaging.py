@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import importlib.util
 import plistlib
 import re
+import sys
+import tomllib
 
 from ztviewer import __version__
 from ztviewer.paths import LINUX_DESKTOP
@@ -77,3 +80,51 @@ def test_every_platform_registers_the_types_of_the_one_list():
     content = dict(re.findall(r'Subkey: "Software\\Classes\\\.([\w.]+)"; ValueType: string; '
                               r'ValueName: "Content Type"; ValueData: "([\w/.-]+)"', script))
     assert content == {t.extension: t.mime for t in FILE_TYPES if t.extension}
+
+
+# -- the test extra installs what the tests need ---------------------------------------------------------------
+ROOT = PACKAGING.parent
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()
+
+
+def test_every_module_a_test_skips_without_is_in_the_test_extra():
+    """A test that skips without a module never runs in CI unless `.[test]` installs it (issue 31: pyarrow)."""
+    extra = {_requirement_name(r) for r in tomllib.loads((ROOT / "pyproject.toml").read_text())
+             ["project"]["optional-dependencies"]["test"]}
+    skipped_without = {m.split(".")[0] for path in (ROOT / "tests").rglob("*.py")
+                       for m in re.findall(r"importorskip\(\"([\w.]+)\"", path.read_text(encoding="utf-8"))}
+    assert "pyarrow" in skipped_without
+    distributions = importlib.metadata.packages_distributions()
+    missing = {m for m in skipped_without - set(sys.stdlib_module_names)
+               if not {d.lower() for d in distributions.get(m, [m])} & extra}
+    assert not missing, f"tests skip without {sorted(missing)}, which .[test] does not install"
+
+
+# -- README says what installing and testing take -----------------------------------------------------------------
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_test_recipe_installs_what_ci_installs():
+    """`.ci/run` "runs exactly these commands": the recipe's apt line names every package CI installs, else the
+    desktop-integration and GUI tests skip for a newcomer."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    ci_packages = set(re.search(r"for pkg in (.*?); do", ci, re.S).group(1).replace("\\\n", " ").split())
+    recipe = README.split("## Fresh machine: install, check and run the tests", 1)[1].split("```", 2)[1]
+    apt = re.search(r"apt-get install (.*?)#", recipe, re.S)
+    assert apt, "the test recipe has no apt-get line"
+    assert set(apt.group(1).replace("\\\n", " ").split()) == ci_packages
+
+
+def test_readme_installs_from_a_checkout_while_nothing_is_published():
+    assert "pipx install ztviewer" not in README and "pip install ztviewer" not in README
+    assert "pipx install ." in README
+
+
+def test_the_long_description_shows_no_image_a_package_index_cannot_find():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    text = (ROOT / project["readme"]).read_text(encoding="utf-8")
+    assert not re.findall(r"\]\((?!https?://)", text), "relative links or images in the long description"
+    assert "pipx install ." in text

@@ -9,6 +9,7 @@ test checks.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,6 +87,20 @@ def test_wheel_and_sdist_carry_the_resources_and_the_license(dist):
 
 
 @pytest.mark.slow
+def test_wheel_is_typed_and_described_without_relative_images_and_the_sdist_carries_no_partial_tests(dist):
+    wheel = zipfile.ZipFile(next(dist.glob("ztviewer-*.whl")))
+    names = set(wheel.namelist())
+    assert "ztviewer/py.typed" in names
+    metadata = next(wheel.read(n).decode() for n in names if n.endswith(".dist-info/METADATA"))
+    description = metadata.split("\n\n", 1)[1]
+    assert "ztviewer" in description and not re.findall(r"\]\((?!https?://)", description), description[:500]
+    assert "Classifier: Typing :: Typed" in metadata and "Author: ztviewer maintainers" in metadata
+    with tarfile.open(next(dist.glob("ztviewer-*.tar.gz"))) as sdist:
+        tests = [m.name for m in sdist.getmembers() if "/tests/" in m.name]
+    assert tests == []      # all of them need the checkout (corpus, scripts, .ci): none rather than 15 of 200
+
+
+@pytest.mark.slow
 def test_installed_wheel_opens_every_demo_file(installed, tmp_path):
     where = _run([str(installed / "python"), "-c", "import ztviewer; print(ztviewer.__file__)"], cwd=tmp_path)
     assert where.stdout.startswith(str(installed.parent)), where.stdout + where.stderr  # the wheel, not the checkout
@@ -116,4 +131,5 @@ def test_installed_wheel_installs_and_uninstalls_the_desktop_integration(install
     assert done.returncode == 0, done.stdout + done.stderr
     left = [p for p in (tmp_path / "data").rglob("*") if p.is_file() and "ztviewer" in p.name]
     assert left == []
-    assert "ztviewer.desktop" not in (tmp_path / "config" / "mimeapps.list").read_text()
+    mimeapps = tmp_path / "config" / "mimeapps.list"     # xdg-mime wrote only ztviewer's entries: removed
+    assert not mimeapps.exists() or "ztviewer.desktop" not in mimeapps.read_text()

@@ -2,38 +2,57 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
-from .cli_common import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, UsageError, say, say_journal_warnings
+from .cli_common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_STATUSES,
+    EXIT_USAGE,
+    ProblemsFound,
+    UsageError,
+    open_input,
+    say,
+    say_journal_warnings,
+)
 
 COMMANDS = ("info", "check", "export", "convert", "edit", "diff", "repair")
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool stopped by a closed pipe
+#: ``--help`` is laid out at this width whatever the terminal, so README's copy of it (scripts/readme_commands.py)
+#: is the same everywhere
+HELP_WIDTH = 100
 
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=HELP_WIDTH, max_help_position=26)
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .cli_diff import add_diff_command
+    from .cli_write import DEFAULT_FORMAT, add_write_commands
     from .launch import WINDOW_OPTIONS, WINDOW_USAGE
 
-    window = "\n".join(f"  {flag:<22}{text}" for flag, text in WINDOW_OPTIONS)
     parser = argparse.ArgumentParser(
-        prog="ztviewer", formatter_class=argparse.RawDescriptionHelpFormatter,
-        usage=f"{WINDOW_USAGE}\n       ztviewer COMMAND [ARGS…]   (info, check, export, convert, edit, diff, repair)",
-        description="Inspect, check, convert and edit tensor files: in a window (ztviewer FILE…) or with commands.",
-        epilog=f"window options (ztviewer [FILE…] …):\n{window}\n\n"
-               "ztviewer COMMAND --help describes each command.")
+        prog="ztviewer", formatter_class=_Formatter,
+        usage=f"{WINDOW_USAGE}\n       ztviewer COMMAND [ARGS…]{' ' * 22}{', '.join(COMMANDS)}",
+        description="Inspect, check, convert and edit tensor files (zTensor .zt, safetensors, BLZ1 .blz): in a "
+                    "window or with commands.")
     parser.add_argument("--version", action="version", version=f"ztviewer {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND",
+                                prog="ztviewer")
 
     info = sub.add_parser("info", help="describe a file: tensors, components, attributes, problems")
     info.add_argument("file")
     info.add_argument("--json", action="store_true", help="machine-readable output")
     info.add_argument("--hash", action="store_true", help="add each tensor's logical-content SHA-256")
 
-    check = sub.add_parser("check", help="verify structure, decoding and digests (exit 0 sound, 1 problems)")
+    check = sub.add_parser("check", help="verify structure, decoding and every digest")
     check.add_argument("file")
 
     export = sub.add_parser("export", help="write one tensor as a dense .npy")
@@ -42,24 +61,32 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", required=True, help="output .npy path")
     export.add_argument("--raw", action="store_true", help="keep bfloat16/float8 bits as uint16/uint8")
 
-    from .cli_write import add_write_commands
-
     add_write_commands(sub)
-    from .cli_diff import add_diff_command
-
     add_diff_command(sub)
     from .cli_repair import add_repair_command
 
     add_repair_command(sub)
+    window = "\n".join(f"  {flag:<24}{text}" for flag, text in WINDOW_OPTIONS)
+    usages = "".join(_usage(command) for command in sub.choices.values())
+    parser.epilog = (f"window options (ztviewer [FILE…] …):\n{window}\n\n"
+                     f"command usage (ztviewer COMMAND --help explains each option):\n{usages}\n"
+                     + _wrapped(f"convert writes .zt output as {DEFAULT_FORMAT} (what ztensor 2.x reads): --to "
+                                "zt-v1.0, zt-v0.1 or zt-objects write the older generations.") + "\n\n"
+                     + _wrapped(EXIT_STATUSES))
     return parser
 
 
-def _open(path: str):
-    from .codec.multifile import open_path
+def _usage(command: argparse.ArgumentParser) -> str:
+    """A subcommand's usage as ``ztviewer --help`` lists it: indented, continuation lines under the arguments."""
+    command.formatter_class = _Formatter
+    lines = command.format_usage().removeprefix("usage: ").rstrip("\n").split("\n")
+    return "".join(f"  {line.removeprefix('       ')}\n" for line in lines)
 
-    if not os.path.exists(path):
-        raise UsageError(f"no such file: {path}")
-    return open_path(path)  # a file, or a multi-file set: its folder, index / manifest JSON, or one shard
+
+def _wrapped(text: str) -> str:
+    import textwrap
+
+    return textwrap.fill(text, HELP_WIDTH - 2)
 
 
 def describe(tf, with_hash: bool = False) -> dict[str, Any]:
@@ -72,25 +99,25 @@ def describe(tf, with_hash: bool = False) -> dict[str, Any]:
 def cmd_info(args: argparse.Namespace) -> int:
     from .cli_info import write_json, write_text
 
-    tf = _open(args.file)
+    tf = open_input(args.file)
     (write_json if args.json else write_text)(tf, sys.stdout, args.hash)
     return EXIT_OK if tf.readable else EXIT_PROBLEMS
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .codec.check import check_file
+    from .session.formatting import plural
 
-    tf = _open(args.file)
+    tf = open_input(args.file)
     report = check_file(tf)
     for p in sorted(report.problems, key=lambda p: not p.is_error):
         say(str(p))
     errors = sum(p.is_error for p in report.problems)
     warnings = len(report.problems) - errors
     verdict = "OK" if report.ok else "FAILED"
-    say(f"{verdict}: {tf.path} ({tf.kind}): {len(tf.tensors)} tensors, "
-          f"{report.tensors_decoded} decoded, {report.digests_verified} "
-          f"digest{'' if report.digests_verified == 1 else 's'} verified, "
-          f"{errors} errors, {warnings} warnings".replace(" )", ")"))
+    say(f"{verdict}: {tf.path} ({tf.kind}): {plural(len(tf.tensors), 'tensor')}, "
+        f"{report.tensors_decoded:,} decoded, {plural(report.digests_verified, 'digest')} verified, "
+        f"{plural(errors, 'error')}, {plural(warnings, 'warning')}")
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
@@ -99,7 +126,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from .codec.npy_export import write_npy
     from .codec.save import atomic_write, clean_stale_temporaries
 
-    tf = _open(args.file)
+    tf = open_input(args.file)
     if not tf.readable:
         for p in tf.problems:
             say(str(p), sys.stderr)
@@ -130,7 +157,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def run_command(argv: Sequence[str]) -> int:
-    from .codec.errors import CodecError
+    from .codec.errors import CodecError, UnknownFormat
 
     try:
         args = _parser().parse_args(argv)
@@ -151,12 +178,18 @@ def run_command(argv: Sequence[str]) -> int:
     except UsageError as exc:
         say(f"ztviewer {args.command}: {exc}", sys.stderr)
         return EXIT_USAGE
+    except ProblemsFound as exc:
+        say(f"ztviewer {args.command}: {exc}", sys.stderr)
+        return EXIT_PROBLEMS
+    except UnknownFormat as exc:   # raised, not reported: the path is a folder or JSON that holds no tensor set
+        say(f"error: {exc}", sys.stderr)
+        return EXIT_USAGE
     except CodecError as exc:
         say(f"error: {exc}", sys.stderr)
         return EXIT_PROBLEMS
     except OSError as exc:
         say(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), sys.stderr)
-        return EXIT_PROBLEMS
+        return EXIT_USAGE
     except MemoryError:
         say(f"error: not enough memory for {args.command} (a value in the file is larger than this machine "
             "can hold)", sys.stderr)
@@ -181,10 +214,29 @@ def _stdout_closed() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def unknown_command(argv: Sequence[str]) -> str | None:
+    """The error for ``ztviewer inf x``: a first word that is neither a command nor a path (a FILE that exists opens
+    the window, and so does a missing one that looks like a file name: the window says it is missing)."""
+    if not argv or argv[0].startswith("-") or os.path.exists(argv[0]):
+        return None
+    word = argv[0]
+    if "." in word or "/" in word or os.sep in word:
+        return None
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    if close:
+        return f"ztviewer: unknown command {word!r} (did you mean {close[0]}?)"
+    return f"ztviewer: {word!r} is neither a command ({', '.join(COMMANDS)}) nor a file"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help", "--version")):
         return run_command(argv)
+    error = unknown_command(argv)
+    if error is not None:
+        say(error, sys.stderr)
+        say("ztviewer --help lists the commands", sys.stderr)
+        return EXIT_USAGE
     from .launch import launch_gui
 
     return launch_gui(argv)

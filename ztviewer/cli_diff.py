@@ -1,28 +1,27 @@
 """``ztviewer diff A B``: compare two files or sets (any format) tensor by tensor.
 
 Exit status: 0 when every tensor's content and every attribute is the same (storage may differ), 1 when
-anything differs, 2 on an error (a path that cannot be opened or read, bad arguments).
+anything differs or an input cannot be read as a tensor file, 2 on bad arguments or a path that cannot be
+opened (:data:`~ztviewer.cli_common.EXIT_STATUSES`).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import sys
 from typing import Any
 
-from .cli_common import say_journal_warnings
+from .cli_common import EXIT_OK, EXIT_PROBLEMS, ProblemsFound, UsageError, open_input, say_journal_warnings
 from .cli_info import float_name, jsonable
 from .codec.text import printable
-from .session.formatting import number_text
+from .session.formatting import number_text, plural
 
-EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 WORST_SHOWN = 5
 
 
 def add_diff_command(sub: argparse._SubParsersAction) -> None:
     diff = sub.add_parser("diff", help="compare two files or sets: what changed, by how much, and where "
-                          "(exit 0 same content, 1 differences, 2 error)")
+                          "(exit 0 same content, 1 differences)")
     diff.add_argument("a", metavar="A", help="file, folder, index or manifest (the reference)")
     diff.add_argument("b", metavar="B", help="file, folder, index or manifest to compare with A")
     diff.add_argument("--json", action="store_true", help="machine-readable output")
@@ -39,31 +38,24 @@ def _text(value: object) -> str:
 
 
 def _open(path: str):
-    import os
-
-    from .codec.multifile import open_path
-
-    if not os.path.exists(path):
-        raise FileNotFoundError(2, "no such file", path)
-    tf = open_path(path)
+    tf = open_input(path)
     say_journal_warnings(tf)
     if not tf.readable:
         first = next(iter(tf.problems), None)
-        raise ValueError(f"{path} cannot be read" + (f": {first.describe()}" if first else ""))
+        tf.close()
+        raise ProblemsFound(f"{path} cannot be read" + (f": {first.describe()}" if first else ""))
     return tf
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .analysis.diff import DiffOptions, Tolerance, compare_files
     from .cli_write import _Progress
-    from .codec.errors import CodecError
     from .codec.gc_pause import building_many
 
     try:
         tolerance = Tolerance.parse(args.tolerance) if args.tolerance else None
     except ValueError as exc:
-        print(f"ztviewer diff: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        raise UsageError(str(exc)) from None
     opened = []
     try:
         for path in (args.a, args.b):
@@ -74,10 +66,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
                                                         find_renames=not args.no_renames), progress=progress)
         finally:
             progress.close()
-    except (OSError, CodecError, ValueError) as exc:
-        message = f"{exc.strerror or exc}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else exc
-        print(f"ztviewer diff: {_text(message)}", file=sys.stderr)
-        return EXIT_ERROR
     finally:
         for tf in opened:
             tf.close()
@@ -88,7 +76,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(json_safe(json.dumps(diff_document(result, args.only == "changed"), indent=1, ensure_ascii=False)))
         else:
             print_diff(result, args.only == "changed")
-    return EXIT_SAME if result.unchanged else EXIT_DIFFERENT
+    return EXIT_OK if result.unchanged else EXIT_PROBLEMS
 
 
 def _number(value: float | None) -> Any:
@@ -191,4 +179,4 @@ def print_diff(result, only_changed: bool = False) -> None:
     counts = {k: v for k, v in result.counts().items() if v}
     summary = ", ".join(f"{v} {k}" for k, v in counts.items()) or "no tensors"
     verdict = "same content" if result.unchanged else "differences found"
-    print(f"\n{len(result.pairs)} entries: {summary}; {verdict}")
+    print(f"\n{plural(len(result.pairs), 'tensor')}: {summary}; {verdict}")

@@ -114,7 +114,9 @@ def file_head(tf: TensorFile) -> dict[str, Any]:
 
 
 def _public(extra: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in extra.items() if not (isinstance(k, str) and k.startswith("_"))}
+    """The format fields worth showing: not private ones, nor the content ids the v2 reader caches there (shown
+    as the file's ``content id``)."""
+    return {k: v for k, v in extra.items() if not (isinstance(k, str) and k.startswith(("_", "content_digest:")))}
 
 
 def describe(tf: TensorFile, with_hash: bool = False) -> dict[str, Any]:

@@ -8,10 +8,13 @@ import sys
 import time
 from typing import Any
 
-from .cli_common import EXIT_PROBLEMS, UsageError, say
+from .cli_common import EXIT_PROBLEMS, UsageError, require_existing, say
 
-FORMATS = ("zt", "zt-v2", "zt-v0.1", "zt-objects", "safetensors", "blz")
+#: ``--to`` values, each naming one generation; the codec calls zTensor v1.0 plain ``zt``
+FORMATS = ("zt-v2", "zt-v1.0", "zt-v0.1", "zt-objects", "safetensors", "blz")
+_CODEC_NAMES = {"zt-v1.0": "zt"}
 _BY_EXTENSION = {".safetensors": "safetensors", ".blz": "blz"}
+DEFAULT_FORMAT = "zt-v2"
 
 
 SKIP_HELP = ("leave damaged tensors out and list them; without it a damaged tensor (recorded digest that does not "
@@ -22,8 +25,8 @@ def add_write_commands(sub: argparse._SubParsersAction) -> None:
     convert = sub.add_parser("convert", help="write a file in another format (atomically)")
     convert.add_argument("input")
     convert.add_argument("output")
-    convert.add_argument("--to", choices=FORMATS, help="output format (default: from the output's extension, "
-                         "else zt = zTensor v1.0)")
+    convert.add_argument("--to", choices=FORMATS, help="output format (default: from the output's extension: "
+                         f".safetensors, .blz, anything else {DEFAULT_FORMAT})")
     convert.add_argument("--compress", metavar="zstd[:LEVEL]|raw",
                          help="compress every component with zstd (default level 3), or store everything raw")
     convert.add_argument("--digest", choices=("crc32c", "sha256", "xxh3", "none"),
@@ -107,16 +110,12 @@ class _Progress:
             print(file=sys.stderr)
 
 
-def _check_input(path: str) -> None:
-    if not os.path.exists(path):
-        raise UsageError(f"no such file: {path}")
-
-
 def cmd_convert(args: argparse.Namespace) -> int:
     from .codec.convert import convert
 
-    _check_input(args.input)
-    to = args.to or _BY_EXTENSION.get(os.path.splitext(args.output)[1].lower(), "zt")
+    require_existing(args.input)
+    to = args.to or _BY_EXTENSION.get(os.path.splitext(args.output)[1].lower(), DEFAULT_FORMAT)
+    to = _CODEC_NAMES.get(to, to)
     from .codec.errors import DamagedTensor
 
     progress = _Progress()
@@ -188,8 +187,9 @@ def _edit_commands(args: argparse.Namespace) -> list:
 def cmd_edit(args: argparse.Namespace) -> int:
     from .codec.errors import DamagedTensor
     from .codec.save import edit_file
+    from .session.formatting import plural
 
-    _check_input(args.file)
+    require_existing(args.file)
     commands = _edit_commands(args)
     progress = _Progress()
     try:
@@ -199,7 +199,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         return _refused_damaged("edit", exc)
     finally:
         progress.close()
-    print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {len(commands)} edits")
+    print(f"wrote {result.path} ({result.format}, {result.size:,} bytes): {plural(len(commands), 'edit')}")
     report_skipped(result.skipped)
     report_cleaned(result.cleaned)
     report_warnings(result.warnings)

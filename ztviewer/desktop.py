@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .file_types import MIME_TYPES
@@ -27,6 +28,16 @@ _RUNNABLE = ("import importlib.util as u, sys; "
 
 class DesktopError(Exception):
     """The desktop integration cannot be installed as asked; the message says why and what to do."""
+
+
+@dataclass
+class Changes:
+    """What :func:`install` or :func:`uninstall` did."""
+
+    files: list[Path] = field(default_factory=list)     # written (install) or removed (uninstall)
+    edited: list[Path] = field(default_factory=list)    # mimeapps.list files that still hold other entries
+    folders: list[Path] = field(default_factory=list)   # removed once empty (uninstall)
+    not_default: str | None = None                      # why ztviewer was not made the default application
 
 
 def data_home() -> Path:
@@ -47,7 +58,7 @@ def exec_command() -> tuple[str, str]:
         raise DesktopError(
             f"{sys.executable} cannot start ztviewer on its own (it reaches ztviewer only through PYTHONPATH, or "
             "lacks PySide6/pyqtgraph): the menu entry would not start. Install ztviewer for that interpreter "
-            "(pipx install ztviewer, or pip install into a venv), then run: ztviewer --install-desktop")
+            "(pipx install . from a checkout, or pip install into a venv), then run: ztviewer --install-desktop")
     script = Path(sys.executable).with_name("ztviewer")
     if script.is_file() and os.access(script, os.X_OK):
         return _quoted(str(script)), str(script)
@@ -71,9 +82,12 @@ def _quoted(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`").replace("$", "\\$") + '"'
 
 
-def _run(*cmd: str) -> None:
-    if shutil.which(cmd[0]):
-        subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _run(*cmd: str) -> bool | None:
+    """Run a freedesktop tool: whether it succeeded, None when it is not installed."""
+    if not shutil.which(cmd[0]):
+        return None
+    done = subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return done.returncode == 0
 
 
 def _sources() -> dict[str, Path]:
@@ -86,7 +100,7 @@ def _sources() -> dict[str, Path]:
     missing = [str(p) for p in sources.values() if not p.is_file()]
     if missing:
         raise DesktopError(f"this ztviewer installation lacks its desktop files ({', '.join(missing)}); "
-                           "reinstall it (pip install --force-reinstall ztviewer)")
+                           "reinstall it from your checkout (pip install --force-reinstall .)")
     return sources
 
 
@@ -99,8 +113,9 @@ def _destinations() -> list[str]:
             + [f"icons/hicolor/{s}x{s}/apps/ztviewer.png" for s in PNG_SIZES])
 
 
-def install(home: Path | None = None) -> list[Path]:
-    """Install MIME types, the desktop entry and icons; make ztviewer the default for its types."""
+def install(home: Path | None = None) -> Changes:
+    """Install MIME types, the desktop entry and icons; make ztviewer the default for its types (with
+    ``xdg-mime``: :attr:`Changes.not_default` says why not when it could not)."""
     home = home or data_home()
     sources = _sources()
     command, program = exec_command()
@@ -127,9 +142,15 @@ def install(home: Path | None = None) -> list[Path]:
                 pass
         raise
     _refresh(home)
-    for mime in MIME_TYPES:
-        _run("xdg-mime", "default", DESKTOP_ID, mime)
-    return written
+    return Changes(files=written, not_default=_make_default())
+
+
+def _make_default() -> str | None:
+    made = [_run("xdg-mime", "default", DESKTOP_ID, mime) for mime in MIME_TYPES]
+    if None in made:
+        return "xdg-mime (xdg-utils) is not installed"
+    failed = [mime for mime, ok in zip(MIME_TYPES, made) if not ok]
+    return f"xdg-mime default failed for {', '.join(failed)}" if failed else None
 
 
 def _make_dirs(folder: Path, created: list[Path]) -> None:
@@ -142,27 +163,53 @@ def _make_dirs(folder: Path, created: list[Path]) -> None:
         created.append(path)
 
 
-def uninstall(home: Path | None = None) -> list[Path]:
-    """Remove what :func:`install` wrote, and every default-application entry naming the removed desktop file."""
+def uninstall(home: Path | None = None) -> Changes:
+    """Remove what :func:`install` wrote, every default-application entry naming the removed desktop file (a
+    ``mimeapps.list`` left with nothing else is removed), and the folders that leaves empty."""
     home = home or data_home()
-    removed = []
+    changes = Changes()
     for path in _installed_paths(home):
         if path.exists():
             path.unlink()
-            removed.append(path)
+            changes.files.append(path)
     for mimeapps in (config_home() / "mimeapps.list", home / "applications" / "mimeapps.list"):
-        if forget_default_handler(mimeapps):
-            removed.append(mimeapps)
+        outcome = forget_default_handler(mimeapps)
+        if outcome == "removed":
+            changes.files.append(mimeapps)
+        elif outcome == "edited":
+            changes.edited.append(mimeapps)
     _refresh(home)
+    if changes.files:
+        changes.folders = _remove_emptied(home)
+    return changes
+
+
+def _remove_emptied(home: Path) -> list[Path]:
+    """The folders under ``home`` that install made and uninstall emptied; a MIME database or a cache that
+    describes nothing any more (no package, icon or entry left) goes with them, as they were generated."""
+    mime = home / "mime"
+    if (mime / "packages").is_dir() and not any((mime / "packages").iterdir()):
+        shutil.rmtree(mime)     # update-mime-database's output, every file of it derived from packages/
+    for cache in (home / "icons" / "hicolor" / "icon-theme.cache", home / "applications" / "mimeinfo.cache"):
+        if cache.is_file() and not any(p.is_file() for p in cache.parent.rglob("*") if p != cache):
+            cache.unlink()     # gtk-update-icon-cache's / update-desktop-database's index of nothing
+    removed = []
+    for relative in _destinations():
+        folder = (home / relative).parent
+        while folder != home and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            removed.append(folder)
+            folder = folder.parent
     return removed
 
 
-def forget_default_handler(mimeapps: Path) -> bool:
-    """Drop ``ztviewer.desktop`` from the association sections of ``mimeapps``; True when the file changed."""
+def forget_default_handler(mimeapps: Path) -> str | None:
+    """Drop ``ztviewer.desktop`` from the association sections of ``mimeapps``: ``"edited"``, or ``"removed"``
+    when nothing but section headers would be left; None when it named ztviewer nowhere."""
     try:
         text = mimeapps.read_text()
     except (FileNotFoundError, UnicodeDecodeError):
-        return False
+        return None
     lines, section, changed = [], "", False
     for line in text.splitlines(keepends=True):
         stripped = line.strip()
@@ -176,9 +223,13 @@ def forget_default_handler(mimeapps: Path) -> bool:
                 continue
             line = f"{key}={';'.join(kept)};\n"
         lines.append(line)
-    if changed:
-        mimeapps.write_text("".join(lines))
-    return changed
+    if not changed:
+        return None
+    if all(not line.strip() or line.strip().startswith("[") for line in lines):
+        mimeapps.unlink()
+        return "removed"
+    mimeapps.write_text("".join(lines))
+    return "edited"
 
 
 def _refresh(home: Path) -> None:
@@ -197,17 +248,24 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m ztviewer.desktop [install|uninstall]", file=sys.stderr)
         return 2
     try:
-        paths = install() if action == "install" else uninstall()
+        changes = install() if action == "install" else uninstall()
     except (DesktopError, OSError) as exc:
         print(f"ztviewer: cannot {action} the desktop integration: {exc}", file=sys.stderr)
         return 1
     verb = "installed" if action == "install" else "removed"
-    for path in paths:
+    for path in changes.files:
         print(f"{verb} {path}")
-    if action == "install":
+    for path in changes.edited:
+        print(f"removed ztviewer's default-application entries from {path}")
+    if changes.folders:
+        print(f"removed {len(changes.folders)} folders left empty")
+    if action == "install" and changes.not_default:
+        print(f"ztviewer was not made the default application: {changes.not_default}; double-clicking a file "
+              "opens what opened it before (install xdg-utils and run ztviewer --install-desktop again, or "
+              "choose ztviewer under Open With)")
+    elif action == "install":
         print("ztviewer is now the default application for .zt, .safetensors and .blz files and tensor sets")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -17,9 +17,9 @@ WINDOW_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--install-desktop", "register file types, icon and menu entry for this user (Linux), then exit"),
     ("--uninstall-desktop", "undo --install-desktop (and its default-application entries), then exit"),
 )
-WINDOW_USAGE = ("ztviewer [FILE…] [--demo] [--new-instance]   open files (or a sharded checkpoint / dataset "
-                "folder) in the window\n"
-                "       ztviewer --compare A B   compare two files or sets in the window\n"
+WINDOW_USAGE = ("ztviewer [FILE…] [--demo] [--new-instance]     open files, sharded checkpoints or dataset folders "
+                "in the window\n"
+                "       ztviewer --compare A B                        compare two files or sets in the window\n"
                 "       ztviewer --install-desktop | --uninstall-desktop")
 
 
@@ -49,7 +49,7 @@ def launch_gui(argv: Sequence[str]) -> int:
         demos = demo_files()
         if not demos:
             print(f"ztviewer: the demo files are missing from this installation (looked in {SAMPLES_DIR}); "
-                  "reinstall ztviewer (pip install --force-reinstall ztviewer)", file=sys.stderr)
+                  "reinstall ztviewer from your checkout (pip install --force-reinstall .)", file=sys.stderr)
             return 1
         files += demos
     from .gui_requirements import problem

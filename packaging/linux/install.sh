@@ -2,7 +2,7 @@
 # User-level desktop integration for ztviewer (no root): MIME types, .desktop entry, icons, default handler.
 # Usage: packaging/linux/install.sh            (XDG_DATA_HOME defaults to ~/.local/share)
 # The entry must start an interpreter that has ztviewer installed: $PYTHON if set, else the `ztviewer` command on
-# PATH, else this checkout's .venv; if none has it, nothing is written (install ztviewer first: pipx install ztviewer).
+# PATH, else this checkout's .venv; if none has it, nothing is written (install ztviewer first: pipx install . here).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 has_ztviewer='import importlib.util as u, sys; sys.exit(0 if all(u.find_spec(m) for m in ("ztviewer", "PySide6", "pyqtgraph")) else 1)'
@@ -17,6 +17,6 @@ for candidate in "${PYTHON:-}" ztviewer "$here/.venv/bin/python"; do
     fi
 done
 echo "install.sh: no Python with ztviewer installed was found (tried \$PYTHON, ztviewer on PATH, $here/.venv)." >&2
-echo "Install it first, e.g.  pipx install ztviewer   (or: python3 -m venv .venv && .venv/bin/pip install -e .)" >&2
+echo "Install it first from this checkout, e.g.  pipx install .   (or: python3 -m venv .venv && .venv/bin/pip install -e .)" >&2
 echo "then run this again, or simply: ztviewer --install-desktop" >&2
 exit 1

@@ -187,11 +187,40 @@ def test_feed_cancel_and_a_failing_consumer_end_the_pass(data_file, cold_feed):
         with pytest.raises(Cancelled):
             cold_feed.feed(source, 0, 1_000_003, lambda part: consumed.append(len(part)),
                            cancelled=lambda: len(consumed) >= 3)
-        assert 3 <= len(consumed) <= 3 + cold_feed.FEED_BUFFERS
+        assert len(consumed) == 3                 # polled before each chunk is consumed, read ahead or not
 
         def broken(part):
             raise ValueError("consumer failed")
 
         with pytest.raises(ValueError, match="consumer failed"):
             cold_feed.feed(source, 0, 1_000_003, broken)
+    assert not _threads()
+
+
+def test_feed_consumes_no_chunk_read_ahead_before_the_cancel(data_file, cold_feed, monkeypatch):
+    """The cancel lands while the second chunk waits in its buffer: it is never consumed."""
+    path, _ = data_file
+    reads: list[int] = []
+    second_read = threading.Event()
+    pread_into = cold_feed.portable.pread_into
+
+    def counted_read(*args):
+        got = pread_into(*args)
+        reads.append(got)
+        if len(reads) == 2:
+            second_read.set()
+        return got
+
+    monkeypatch.setattr(cold_feed.portable, "pread_into", counted_read)
+    cancel = threading.Event()
+    consumed: list[int] = []
+
+    def consume(part):
+        consumed.append(len(part))
+        assert second_read.wait(60), "the second chunk was never read"     # a hang guard, not a figure
+        cancel.set()
+
+    with LocalFile(path) as source, pytest.raises(Cancelled):
+        cold_feed.feed(source, 0, 1_000_003, consume, cancelled=cancel.is_set)
+    assert consumed == [65536]
     assert not _threads()

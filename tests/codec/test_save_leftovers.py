@@ -45,7 +45,7 @@ def test_export_writes_atomically_and_leaves_no_temporary_on_failure(tmp_path, c
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(npy_export, "write_npy", full_disk)
-    assert main(["export", str(source), "a", "-o", str(out)]) == 1
+    assert main(["export", str(source), "a", "-o", str(out)]) == 2     # an output that cannot be written
     assert "No space left on device" in capsys.readouterr().err
     assert np.array_equal(np.load(out), np.arange(6, dtype=np.float32))  # the old file is intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy", "m.safetensors"]  # no temporary left

@@ -133,7 +133,20 @@ def test_live_refusal_and_densify(qtbot, window, tmp_path):
     assert new.tensor_file.tensors[0].layout == "dense"
 
 
-def test_cancelled_save_leaves_nothing(qtbot, window, tmp_path):
+def test_cancelled_save_leaves_nothing(qtbot, window, tmp_path, monkeypatch):
+    import threading
+
+    from ztviewer.codec.writers.output import Output
+
+    holding, released, report = threading.Event(), threading.Event(), Output.report
+
+    def held_report(out, work):     # the save waits after its first bytes until the cancel was asked for
+        report(out, work)
+        if work and threading.current_thread() is not threading.main_thread():
+            holding.set()
+            assert released.wait(60), "the save was never released"     # a hang guard, not a figure
+
+    monkeypatch.setattr(Output, "report", held_report)
     path = tmp_path / "big.zt"
     rng = np.random.default_rng(0)
     save_arrays(path, {f"t{i}": rng.random(2_000_000, dtype=np.float32) for i in range(8)}, attributes={"k": "v"})
@@ -147,10 +160,10 @@ def test_cancelled_save_leaves_nothing(qtbot, window, tmp_path):
     dialog.accept()
     strip = view.save_progress
     task = window.editing.saver.tasks[id(view)]
+    qtbot.waitUntil(holding.is_set, timeout=30_000)     # a hang guard; the cancel is seen by the next check
     with qtbot.waitSignal(task.signals.cancelled, timeout=30_000):
-        with qtbot.waitSignal(task.signals.progress, timeout=10_000):
-            pass
         strip.cancel_button.click()
+        released.set()
     assert not out.exists() and not stale_temporaries(str(out))
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
     assert view.save_progress is None and session.modified and not session.saving

@@ -101,21 +101,18 @@ def huge(tmp_path):
 
 def test_cancel_button_stops_verification_at_the_next_chunk(qtbot, make_view, huge, monkeypatch):
     view = make_view(huge)
-    chunks = HashedChunks(monkeypatch)
-    progress = []
-    task = view.verify()
-    task.signals.progress.connect(lambda done, total: progress.append(done))
-    qtbot.waitUntil(lambda: bool(progress) and progress[-1] > 0, timeout=10_000)
+    chunks = HashedChunks(monkeypatch, hold=2)
+    task = view.verify()     # the bar follows the task from its start: its first chunk's progress is shown
+    qtbot.waitUntil(lambda: chunks.holding.is_set() and view.verify_bar.bar.value() > 0, timeout=30_000)  # hang guard
     assert view.verify_bar.isVisible() and view.checks.verifier.running
     label = view.verify_bar.label.text()
     assert "of 2.0 GiB" in label
     with qtbot.waitSignal(view.checks.verifier.ended, timeout=30_000) as blocker:  # a hang guard, not a figure
-        chunks.request()
-        view.verify_bar.cancel_button.click()
+        chunks.cancel_while_held(view.verify_bar.cancel_button.click)
     assert blocker.args == ["cancelled"]
     assert task.wait(30)
-    # the cancel flag is polled before every chunk: at most the chunk that had passed the poll is hashed
-    assert chunks.before > 0 and chunks.after <= 1, (chunks.before, chunks.after)
+    # the cancel flag is polled before every chunk is hashed: the one being hashed ends, no other begins
+    assert (chunks.before, chunks.after) == (2, 0)
     assert not view.verify_bar.isVisible()
     assert {state(view, t) for t in huge.tensors} <= {"unchecked", "ok", "mismatch"}
     assert state(view, huge.tensors[1]) == "unchecked"

@@ -10,7 +10,6 @@ from tests._work import HashedChunks
 from tests.gui.synthetic_files import Spec, build_file
 from ztviewer.codec import Component, Tensor, TensorFile
 from ztviewer.codec.digest_state import DigestState
-from ztviewer.codec.readahead import CHUNK
 from ztviewer.codec.source import LocalFile
 from ztviewer.workers.tasks import OpenFileTask, VerifyDigestsTask, read_tensor_file
 
@@ -97,18 +96,16 @@ def test_cancelling_verification_stops_at_the_next_chunk(qtbot, pool, tmp_path, 
     component = Component("data", 0, size, digest="sha256:" + "0" * 64)
     tensor = Tensor("huge", "uint8", (size,), components={"data": component})
     tf = TensorFile(str(path), "zt", tensors=[tensor], source=LocalFile(path))
-    chunks = HashedChunks(monkeypatch)
+    chunks = HashedChunks(monkeypatch, hold=2)
     task = VerifyDigestsTask(tf, [(tensor, tensor.components["data"])])
     started = []
     task.signals.progress.connect(lambda done, total: started.append(done))
     task.start(pool)
-    qtbot.waitUntil(lambda: bool(started) and started[-1] > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: chunks.holding.is_set() and bool(started), timeout=30_000)  # a hang guard
     assert not task.is_done
     with qtbot.waitSignal(task.signals.cancelled, timeout=30_000):  # a hang guard, not a figure
-        chunks.request()
-        task.cancel()
+        chunks.cancel_while_held(task.cancel)
     assert task.wait(30)
-    # the cancel flag is polled before every chunk: at most the chunk that had passed the poll is hashed
-    assert chunks.before > 0 and chunks.after <= 1, (chunks.before, chunks.after)
-    assert chunks.before + chunks.after < size // CHUNK
+    # the cancel flag is polled before every chunk is hashed: the one being hashed ends, no other begins
+    assert (chunks.before, chunks.after) == (2, 0)
     tf.close()

@@ -342,8 +342,12 @@ class TensorFile:
 
     @property
     def kind(self) -> str:
-        """``format`` plus ``variant`` when it says more (``zt v1.0``, ``safetensors``)."""
-        return self.format if self.variant in ("", self.format) else f"{self.format} {self.variant}"
+        """``format`` plus what ``variant`` adds to it (``zt v1.0``, ``safetensors``, ``zt-v2``, ``zt-v2 data
+        shard``: the ``v2`` the format names already is not repeated)."""
+        variant, (_, dash, version) = self.variant, self.format.rpartition("-")
+        if dash and (variant == version or variant.startswith(version + " ")):
+            variant = variant[len(version):].lstrip()
+        return self.format if variant in ("", self.format) else f"{self.format} {variant}"
 
     def tensor_names(self) -> list[str]:
         """Every tensor's name in file order (duplicates included), without building deferred tensors."""

@@ -173,8 +173,10 @@ def _ring(fd: int, offset: int, length: int, chunk: int, depth: int,
 def feed(source: Source, offset: int, length: int, consume: Callable[[memoryview], object], *,
          cancelled: CancelCheck | None = None, progress: Callable[[int], object] | None = None) -> None:
     """Pass the bytes ``[offset, offset + length)`` of ``source`` to ``consume`` in consecutive chunks, in order
-    (each valid only during its call); ``progress(n)`` after each chunk consumed, ``cancelled()`` polled between
-    chunks (raises :class:`.Cancelled`); an exception from ``consume`` ends the pass and is raised here.
+    (each valid only during its call); ``progress(n)`` after each chunk consumed, ``cancelled()`` polled before
+    each chunk is read and again before it is consumed (raises :class:`.Cancelled`; it may be called from the
+    consuming thread), so no chunk is consumed once it returned true; an exception from ``consume`` ends the
+    pass and is raised here.
 
     A range longer than :data:`FEED_CHUNK` that must be read (not in the page cache) is read by this thread, in
     :data:`FEED_CHUNK` reads, while a second thread consumes the previous chunk (hashes release the GIL). On a
@@ -214,6 +216,8 @@ def _feed_read(fd: int, offset: int, length: int, consume: Callable[[memoryview]
             buffer, got = item
             if not stopping.is_set():
                 try:
+                    if cancelled is not None and cancelled():   # a chunk read ahead is not consumed after a cancel
+                        raise Cancelled()
                     consume(memoryview(buffer)[:got])
                 except BaseException as exc:
                     failed.append(exc)
@@ -226,9 +230,9 @@ def _feed_read(fd: int, offset: int, length: int, consume: Callable[[memoryview]
     position, end = offset, offset + length
     try:
         while position < end and not failed:
+            buffer, consumed = free.get()
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            buffer, consumed = free.get()
             if consumed and progress is not None and not failed:
                 progress(consumed)
             want = min(len(buffer), end - position)

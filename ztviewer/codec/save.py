@@ -11,6 +11,7 @@ released first (:meth:`.Source.release`; they open the path again on their next 
 """
 from __future__ import annotations
 
+import errno
 import functools
 import glob
 import os
@@ -87,7 +88,11 @@ def clean_stale_temporaries(directory: str) -> tuple[str, ...]:
 
 
 def check_writable(target: str) -> None:
-    """Refuse to replace an existing file the user could not write (a read-only file stays read-only)."""
+    """Refuse to replace an existing file the user could not write (a read-only file stays read-only), and to
+    write into a folder that does not exist (named: not the temporary file that could not be made in it)."""
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(errno.ENOENT, "no such folder to write into", folder)
     if os.path.exists(target) and not os.access(target, os.W_OK):
         raise EditRefused(f"{target} is read-only; ztviewer does not replace a file you could not write "
                           "(make it writable, or save to another path)", rule="replace only writable files")
