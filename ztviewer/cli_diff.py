@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+import sys
+from collections.abc import Iterator
+from itertools import islice
+from typing import IO, Any
 
 from .cli_common import EXIT_OK, EXIT_PROBLEMS, ProblemsFound, UsageError, open_input, say_journal_warnings
 from .cli_info import float_name, jsonable
-from .codec.text import printable
+from .codec.text import json_safe, printable
 from .session.formatting import number_text, plural
 
 WORST_SHOWN = 5
@@ -69,11 +72,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     finally:
         for tf in opened:
             tf.close()
-    with building_many():   # a row or a document of small containers per pair: no collector passes over them
+    with building_many():   # a row or an entry of small containers per pair: no collector passes over them
         if args.json:
-            from .codec.text import json_safe
-
-            print(json_safe(json.dumps(diff_document(result, args.only == "changed"), indent=1, ensure_ascii=False)))
+            write_diff_json(result, sys.stdout, args.only == "changed")
         else:
             print_diff(result, args.only == "changed")
     return EXIT_OK if result.unchanged else EXIT_PROBLEMS
@@ -94,22 +95,52 @@ def _attrs_json(changes) -> list[dict[str, Any]]:
     return [{"key": c.key, "change": c.kind.value, "a": jsonable(c.a), "b": jsonable(c.b)} for c in changes]
 
 
-def diff_document(result, only_changed: bool = False) -> dict[str, Any]:
-    """The JSON document printed by ``diff --json``."""
-    tensors = []
-    for pair in result.pairs:
-        if only_changed and pair.unchanged:
-            continue
-        stats = None
-        if pair.stats is not None:
-            stats = {k: _number(v) if isinstance(v, float) else v for k, v in pair.stats.as_dict().items()}
-            stats["worst"] = jsonable(stats["worst"])
-        tensors.append({"name": pair.name, "verdict": pair.verdict.value, "renamed": pair.renamed,
-                        "a": _side_json(pair.a), "b": _side_json(pair.b), "changes": pair.changes,
-                        "reason": pair.reason, "stats": stats, "attributes": _attrs_json(pair.attributes)})
+def _tensor_json(pair) -> dict[str, Any]:
+    stats = None
+    if pair.stats is not None:
+        stats = {k: _number(v) if isinstance(v, float) else v for k, v in pair.stats.as_dict().items()}
+        stats["worst"] = jsonable(stats["worst"])
+    return {"name": pair.name, "verdict": pair.verdict.value, "renamed": pair.renamed,
+            "a": _side_json(pair.a), "b": _side_json(pair.b), "changes": pair.changes,
+            "reason": pair.reason, "stats": stats, "attributes": _attrs_json(pair.attributes)}
+
+
+def _shown(result, only_changed: bool) -> Iterator[Any]:
+    return (pair for pair in result.pairs if not (only_changed and pair.unchanged))
+
+
+def _head(result) -> dict[str, Any]:
     return {"a": {"path": result.path_a, "kind": result.kind_a}, "b": {"path": result.path_b, "kind": result.kind_b},
-            "identical": result.unchanged, "counts": result.counts(), "attributes": _attrs_json(result.attributes),
-            "tensors": tensors}
+            "identical": result.unchanged, "counts": result.counts(), "attributes": _attrs_json(result.attributes)}
+
+
+def diff_document(result, only_changed: bool = False) -> dict[str, Any]:
+    """The JSON document printed by ``diff --json`` (:func:`write_diff_json` writes it entry by entry)."""
+    return {**_head(result), "tensors": list(map(_tensor_json, _shown(result, only_changed)))}
+
+
+_INDENTED = json.JSONEncoder(indent=1, ensure_ascii=False, check_circular=False)
+_BATCH = 2000   # entries or lines per write
+_OPEN, _CLOSE = '{\n "tensors": [\n', "\n ]\n}"
+
+
+def write_diff_json(result, out: IO[str], only_changed: bool = False) -> None:
+    """:func:`diff_document` as ``json.dumps(indent=1)`` writes it, one batch of tensor entries at a time (a
+    million pairs never become one document or one string)."""
+    head = _INDENTED.encode({**_head(result), "tensors": []})
+    entries = _shown(result, only_changed)
+    batch = list(islice(entries, _BATCH))
+    if not batch:
+        out.write(json_safe(head) + "\n")
+        return
+    out.write(json_safe(head[:-len("]\n}")]) + "\n")   # up to the tensors' "["
+    separator = ""
+    while batch:   # a batch as the document nests it: {"tensors": [entries]}, cut to the entries
+        text = _INDENTED.encode({"tensors": list(map(_tensor_json, batch))})
+        out.write(separator + json_safe(text[len(_OPEN):-len(_CLOSE)]))
+        separator = ",\n"
+        batch = list(islice(entries, _BATCH))
+    out.write(_CLOSE + "\n")
 
 
 def _g(value: float | None, digits: int = 3) -> str:
@@ -157,22 +188,31 @@ def _attr_lines(changes, indent: str) -> list[str]:
 
 
 def print_diff(result, only_changed: bool = False) -> None:
+    """The text table, written a batch of lines at a time: a first pass over the pairs measures the columns, a
+    second writes the rows (the pairs are kept compact, their rows are not)."""
     print(f"A: {_text(result.path_a)} ({result.kind_a})")
     print(f"B: {_text(result.path_b)} ({result.kind_b})")
     if result.kind_a != result.kind_b:
         print(f"container: {result.kind_a} → {result.kind_b}")
-    shown = [p for p in result.pairs if not (only_changed and p.unchanged)]
-    rows = [HEADER] + [[_text(cell) if cell else "" for cell in _row(p)] for p in shown]
-    columns = list(zip(*rows))
-    used = [i for i, column in enumerate(columns) if i < 2 or any(column[1:])]
-    line = "  ".join(f"{{{i}:<{max(map(len, columns[i]))}}}" for i in used).format   # each used cell, padded
+    widths, filled, shown = list(map(len, HEADER)), [True, True] + [False] * (len(HEADER) - 2), 0
+    for cells, _ in _table_rows(result, only_changed):
+        shown += 1
+        for i, cell in enumerate(cells):
+            if cell:
+                filled[i] = True
+                widths[i] = max(widths[i], len(cell))
+    used = [i for i in range(len(HEADER)) if filled[i]]
+    line = "  ".join(f"{{{i}:<{widths[i]}}}" for i in used).format   # each used cell, padded
     if shown:
-        lines = ["", line(*HEADER).rstrip()]
-        for pair, r in zip(shown, rows[1:]):
-            lines.append(line(*r).rstrip())
-            if pair.attributes:
-                lines.extend(_attr_lines(pair.attributes, "    attr "))
-        print("\n".join(lines))   # one write: a line per pair
+        sys.stdout.write("\n" + line(*HEADER).rstrip() + "\n")
+        rows = _table_rows(result, only_changed)
+        while batch := list(islice(rows, _BATCH)):
+            lines = []
+            for cells, attributes in batch:
+                lines.append(line(*cells).rstrip())
+                if attributes:
+                    lines.extend(_attr_lines(attributes, "    attr "))
+            sys.stdout.write("\n".join(lines) + "\n")
     if result.attributes:
         print("\nfile attributes:")
         print("\n".join(_attr_lines(result.attributes, "  ")))
@@ -180,3 +220,21 @@ def print_diff(result, only_changed: bool = False) -> None:
     summary = ", ".join(f"{v} {k}" for k, v in counts.items()) or "no tensors"
     verdict = "same content" if result.unchanged else "differences found"
     print(f"\n{plural(len(result.pairs), 'tensor')}: {summary}; {verdict}")
+
+
+def _table_rows(result, only_changed: bool) -> Iterator[tuple[list[str], list[Any]]]:
+    """The cells and attribute changes of each pair shown; a pair kept in the log's columns (identical bytes,
+    nothing else to say) is not rebuilt for it."""
+    from .analysis.diff import Verdict
+
+    identical, blank = _text(Verdict.IDENTICAL.value), [""] * (len(HEADER) - 2)
+    pairs = result.pairs
+    for position in range(len(pairs)):
+        name = pairs.plain_name(position)
+        if name is not None:
+            if not only_changed:
+                yield [identical, _text(name), *blank], []
+            continue
+        pair = pairs[position]
+        if not (only_changed and pair.unchanged):
+            yield [_text(cell) if cell else "" for cell in _row(pair)], pair.attributes

@@ -23,6 +23,13 @@ def transient_slice(tensors: Sequence[Tensor], start: int, stop: int) -> Sequenc
     return tensors[start:stop]
 
 
+def transient_at(tensors: Sequence[Tensor], positions: Sequence[int]) -> list[Tensor]:
+    """The tensors at ``positions`` for a look that keeps none of them (see :func:`transient_slice`)."""
+    if isinstance(tensors, TensorTable):
+        return tensors.transient_at(positions)
+    return [tensors[p] for p in positions]
+
+
 def tensor_positions(tensors: Sequence[Tensor]) -> Mapping[int, int]:
     """``id(tensor)`` → position in ``tensors``; a :class:`TensorTable` answers for the tensors it built (the
     only ones anybody can hold) without building the others."""

@@ -173,6 +173,16 @@ class TensorTable(MutableSequence[Tensor]):
                      for i, p in enumerate(range(start, stop))]
         return fresh
 
+    def transient_at(self, positions: Sequence[int]) -> list[Tensor]:
+        """The tensors at ``positions`` (in that order) for a look that keeps none of them, as :meth:`transient`;
+        consecutive positions are built in one pass."""
+        if positions and positions == list(range(positions[0], positions[0] + len(positions))):
+            return self.transient(positions[0], positions[0] + len(positions))
+        if self._list is not None:
+            return [self._list[p] for p in positions]
+        made = self._made
+        return [self._tensors(p, p + 1)[0] if made[p] is None else made[p] for p in positions]  # type: ignore[misc]
+
     def _as_list(self) -> list[Tensor]:
         """The plain list this table becomes when the sequence itself changes."""
         if self._list is None:

@@ -21,14 +21,15 @@ from .model import (
     DiffStats,
     FileDiff,
     PairDiff,
+    PairLog,
     TensorSide,
     Tolerance,
     Verdict,
 )
-from .pairing import TensorPair, pair_tensors
+from .pairing import PairPositions, TensorPair, pair_positions, pair_tensors
 
 __all__ = [
-    "AttrChange", "AttrKind", "DiffAccumulator", "DiffOptions", "DiffStats", "FileDiff", "PairDiff",
-    "TensorPair", "TensorSide", "Tolerance", "Verdict", "attribute_changes", "compare_files", "compare_pair",
-    "iter_pair_diffs", "numeric_stats", "pair_tensors",
+    "AttrChange", "AttrKind", "DiffAccumulator", "DiffOptions", "DiffStats", "FileDiff", "PairDiff", "PairLog",
+    "PairPositions", "TensorPair", "TensorSide", "Tolerance", "Verdict", "attribute_changes", "compare_files",
+    "compare_pair", "iter_pair_diffs", "numeric_stats", "pair_positions", "pair_tensors",
 ]

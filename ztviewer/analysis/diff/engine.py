@@ -12,17 +12,20 @@ from collections.abc import Callable, Iterator
 from ztviewer.codec.errors import CodecError
 from ztviewer.codec.gc_pause import building_many
 from ztviewer.codec.model import Tensor, TensorFile
+from ztviewer.codec.tensor_queries import stored_nbytes, transient_at
 
 from .accumulate import DiffAccumulator
 from .attributes import attribute_changes
 from .model import DiffOptions, DiffStats, FileDiff, PairDiff, Verdict
-from .pairing import TensorPair, pair_tensors
+from .pairing import NONE, PairPositions, TensorPair, pair_positions
 from .plain_bytes import PlainBytes
 from .storage import same_description, same_stored_bytes, side, storage_changes
 from .values import DECODABLE, paired_pieces
 
 CancelCheck = Callable[[], bool]
 Progress = Callable[[int, int], None]
+#: pairs whose tensors are built at a time
+BATCH = 2000
 
 
 class _Meter:
@@ -121,15 +124,40 @@ def compare_pair(tf_a: TensorFile, a: Tensor, tf_b: TensorFile, b: Tensor, optio
     return result
 
 
+def _batch(tf_a: TensorFile, tf_b: TensorFile, positions: PairPositions, start: int, stop: int) -> list[TensorPair]:
+    """The pairs ``start:stop`` with their tensors, built for this look only (a table keeps none of them)."""
+    sides = []
+    for tensors, column in ((tf_a.tensors, positions.a), (tf_b.tensors, positions.b)):
+        at = column[start:stop].tolist()
+        built = iter(transient_at(tensors, [p for p in at if p != NONE]))
+        sides.append([None if p == NONE else next(built) for p in at])
+    return list(map(TensorPair, sides[0], sides[1], positions.renamed[start:stop].tolist()))
+
+
+def _total_weight(tf_a: TensorFile, tf_b: TensorFile, positions: PairPositions) -> int:
+    """Stored bytes of both sides of every pair (from a table's columns: no tensor is built)."""
+    both = (positions.a != NONE) & (positions.b != NONE)
+    return (stored_nbytes(tf_a.tensors, positions.a[both].tolist())
+            + stored_nbytes(tf_b.tensors, positions.b[both].tolist()))
+
+
 def iter_pair_diffs(tf_a: TensorFile, tf_b: TensorFile, options: DiffOptions | None = None, *,
                     progress: Progress | None = None, cancelled: CancelCheck | None = None) -> Iterator[PairDiff]:
-    """One :class:`PairDiff` per pair or unpaired tensor: A's order, then tensors only in B."""
+    """One :class:`PairDiff` per pair or unpaired tensor: A's order, then tensors only in B. Pairs are taken
+    :data:`BATCH` at a time, their tensors built for that batch only, so a million pairs hold no million tensors."""
     options = options or DiffOptions()
-    pairs = pair_tensors(tf_a, tf_b, find_renames=options.find_renames, cancelled=cancelled)
-    weights = [_weight(p) if p.a is not None and p.b is not None else 0 for p in pairs]
-    meter = _Meter(sum(weights), progress)
+    positions = pair_positions(tf_a, tf_b, find_renames=options.find_renames, cancelled=cancelled)
+    meter = _Meter(_total_weight(tf_a, tf_b, positions), progress)
+    for start in range(0, len(positions.a), BATCH):
+        yield from _batch_diffs(tf_a, tf_b, _batch(tf_a, tf_b, positions, start, start + BATCH), options, meter,
+                                cancelled)
+
+
+def _batch_diffs(tf_a: TensorFile, tf_b: TensorFile, pairs: list[TensorPair], options: DiffOptions, meter: _Meter,
+                 cancelled: CancelCheck | None) -> Iterator[PairDiff]:
     plain = PlainBytes(tf_a, tf_b, pairs, cancelled)
-    for position, (pair, weight) in enumerate(zip(pairs, weights, strict=True)):
+    for position, pair in enumerate(pairs):
+        weight = _weight(pair) if pair.a is not None and pair.b is not None else 0
         if plain.identical(position):   # what compare_pair finds for such a pair, without reading it again
             meter.add(weight)
             yield PairDiff(side(pair.a), side(pair.b), Verdict.IDENTICAL, renamed=pair.renamed)  # type: ignore[arg-type]

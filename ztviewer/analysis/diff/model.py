@@ -1,10 +1,16 @@
-"""What a comparison of two checkpoints produces: verdicts, numbers, attribute changes (plain data)."""
+"""What a comparison of two checkpoints produces: verdicts, numbers, attribute changes (plain data).
+
+The pairs of a comparison are kept in a :class:`PairLog`: a million pairs of a checkpoint compared with a copy cost
+some 40 bytes each instead of some 700 (a pair, two sides, their lists and numbers).
+"""
 from __future__ import annotations
 
 import math
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, overload
 
 
 class Verdict(str, Enum):
@@ -160,26 +166,124 @@ class PairDiff:
         return self.verdict.content_equal and not self.renamed and not self.attributes
 
 
+#: what a plain pair's sides share: ``(dtype, shape, layout, encodings, stored bytes)``
+Description = tuple[str, tuple[int, ...], str, tuple[str, ...], int]
+
+
+class PairLog(Sequence[PairDiff]):
+    """The pairs of a comparison in order; reads like a list of them.
+
+    A pair that says nothing but "identical bytes" (not renamed, no changes, no attributes, both sides of one name
+    and described alike, at any index) is kept as its name, one shared description and both indices, and is
+    rebuilt equal to what was appended whenever it is read; any other pair is kept as it is. Counts and the
+    overall verdict are kept up to date as pairs are appended, so asking them walks nothing.
+    """
+
+    def __init__(self, pairs: Iterable[PairDiff] = ()) -> None:
+        self._names: list[str | None] = []   # None where the pair is kept whole
+        self._descriptions: list[Description | None] = []
+        self._index_a, self._index_b = array("q"), array("q")
+        self._whole: dict[int, PairDiff] = {}
+        self._shared: dict[Description, Description] = {}
+        self._tally: dict[str, int] = {v.value: 0 for v in Verdict}
+        self._renamed = 0
+        self._changed = 0
+        self._plain = 0   # pairs kept in the columns
+        self.extend(pairs)
+
+    def append(self, pair: PairDiff) -> None:
+        a, b = pair.a, pair.b
+        if (pair.verdict is Verdict.IDENTICAL and not (pair.renamed or pair.changes or pair.reason or pair.attributes)
+                and pair.stats is None and a is not None and b is not None and a.name == b.name):
+            described = a.dtype, a.shape, a.layout, a.encodings, a.stored_bytes
+            if described == (b.dtype, b.shape, b.layout, b.encodings, b.stored_bytes):
+                self._names.append(a.name)
+                self._descriptions.append(self._shared.setdefault(described, described))
+                self._index_a.append(a.index)
+                self._index_b.append(b.index)
+                self._plain += 1
+                return
+        self._tally[pair.verdict.value] += 1
+        self._renamed += pair.renamed
+        self._changed += not pair.unchanged
+        self._whole[len(self._names)] = pair
+        self._names.append(None)
+        self._descriptions.append(None)
+        self._index_a.append(0)
+        self._index_b.append(0)
+
+    def extend(self, pairs: Iterable[PairDiff]) -> None:
+        for pair in pairs:
+            self.append(pair)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @overload
+    def __getitem__(self, index: int) -> PairDiff: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[PairDiff]: ...
+
+    def __getitem__(self, index: int | slice) -> PairDiff | list[PairDiff]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        name = self._names[index]  # IndexError as a list raises it
+        if name is None:
+            return self._whole[index % len(self._names)]
+        description = self._descriptions[index]
+        assert description is not None
+        return PairDiff(TensorSide(name, self._index_a[index], *description),
+                        TensorSide(name, self._index_b[index], *description), Verdict.IDENTICAL)
+
+    def plain_name(self, index: int) -> str | None:
+        """The name of the pair at ``index`` when it is kept in the columns (identical bytes, nothing else to say:
+        a listing can show it without rebuilding it), else ``None``."""
+        return self._names[index]
+
+    def __iter__(self) -> Iterator[PairDiff]:
+        return map(self.__getitem__, range(len(self._names)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (PairLog, list)):
+            return len(self) == len(other) and all(map(PairDiff.__eq__, self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def counts(self) -> dict[str, int]:
+        """Pairs of each verdict, and ``renamed``: how many were paired by content."""
+        tally = {**self._tally, "renamed": self._renamed}
+        tally[Verdict.IDENTICAL.value] += self._plain
+        return tally
+
+    @property
+    def unchanged(self) -> bool:
+        """Whether every pair is :attr:`~.model.PairDiff.unchanged`."""
+        return not self._changed
+
+
 @dataclass(slots=True)
 class FileDiff:
-    """The comparison of two files or sets: every pair in A's order, then tensors only in B."""
+    """The comparison of two files or sets: every pair in A's order, then tensors only in B (``pairs`` given as a
+    list are kept as a :class:`PairLog`)."""
 
     path_a: str
     path_b: str
     kind_a: str
     kind_b: str
-    pairs: list[PairDiff] = field(default_factory=list)
+    pairs: PairLog = field(default_factory=lambda: PairLog())
     attributes: list[AttrChange] = field(default_factory=list)
     cancelled: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pairs, PairLog):  # a list of pairs given
+            self.pairs = PairLog(self.pairs)
 
     @property
     def unchanged(self) -> bool:
         """Exit status 0: every tensor's content and every attribute is the same (storage may differ)."""
-        return not self.attributes and all(p.unchanged for p in self.pairs) and not self.cancelled
+        return not self.attributes and self.pairs.unchanged and not self.cancelled
 
     def counts(self) -> dict[str, int]:
-        tally: dict[str, int] = {v.value: 0 for v in Verdict}
-        for pair in self.pairs:
-            tally[pair.verdict.value] += 1
-        tally["renamed"] = sum(p.renamed for p in self.pairs)
-        return tally
+        return self.pairs.counts()
