@@ -25,7 +25,7 @@ def _vector(name: str):
                                               ("bool-invalid-byte.zt", "not 0 or 1")])
 def test_convert_of_a_damaged_vector_exits_1_and_writes_nothing(vector, rule, to, options, tmp_path, capsys):
     out = tmp_path / "v.out"
-    assert main(["convert", str(_vector(vector)), str(out), "--to", to, *options]) == 1
+    assert main(["convert", str(_vector(vector)), str(out), "--to", {"zt": "zt-v1.0"}.get(to, to), *options]) == 1
     err = capsys.readouterr().err
     assert "tensor 't', component 'data', at byte 4096" in err and "cannot be written" in err and rule in err
     assert "--skip-damaged writes the other tensors" in err

@@ -30,6 +30,7 @@ from ztviewer.analysis.diff import (
 from ztviewer.cli import main
 from ztviewer.codec.multifile import open_path
 from ztviewer.codec.text import json_safe
+from ztviewer.session.formatting import plural
 
 
 def one_element_safetensors(path: Path, n: int, changed: tuple[int, ...] = ()) -> Path:
@@ -67,7 +68,7 @@ def old_print_diff(result, only_changed: bool = False) -> None:
     counts = {k: v for k, v in result.counts().items() if v}
     summary = ", ".join(f"{v} {k}" for k, v in counts.items()) or "no tensors"
     verdict = "same content" if result.unchanged else "differences found"
-    print(f"\n{len(result.pairs)} entries: {summary}; {verdict}")
+    print(f"\n{plural(len(result.pairs), 'tensor')}: {summary}; {verdict}")   # "1 tensor", not "1 entries"
 
 
 def _side(name: str, index: int = 0, stored: int = 8) -> TensorSide:
