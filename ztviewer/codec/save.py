@@ -52,7 +52,7 @@ class SaveResult:
     format: str
     cleaned: tuple[str, ...] = ()  # stale temporaries of killed saves removed from the folder first
     appended: int | None = None    # zTensor v2 saved in place: the bytes of the appended generation
-    generation: int | None = None  # and its number (the first generation is 1)
+    generation: int | None = None  # and its number (the first generation is 1; None when not all were found)
 
 
 def temporary_name(target: str) -> str:
@@ -196,7 +196,8 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
         size = append_generation(doc, target, cancelled)
         if progress is not None:
             progress(size, size)
-        number = len(doc.original.extra.get("_generations") or ()) + 2
+        extra = doc.original.extra
+        number = None if extra.get("_generations_stopped") else len(extra.get("_generations") or ()) + 2
         return SaveResult(os.path.realpath(target), size, doc.target.key, appended=size - before, generation=number)
     with building_many():  # the plan, the written records and the manifest live as long as the save
         plan = build_plan(doc)

@@ -44,7 +44,7 @@ def file_digest(source: Source, algorithm: str, cancelled: CancelCheck | None = 
 
 def padding_problems(tf: TensorFile, cancelled: CancelCheck | None = None) -> list[Problem]:
     """A warning for each run of non-zero bytes that no blob, manifest or footer of the current generation
-    or an earlier one accounts for."""
+    or an earlier one accounts for, read :data:`CHUNK` bytes at a time (never through the whole file's map)."""
     source = tf.source
     assert source is not None
     known = [(0, len(MAGIC))] + [(r.offset, r.end) for r in tf.regions]
@@ -60,7 +60,7 @@ def padding_problems(tf: TensorFile, cancelled: CancelCheck | None = None) -> li
             for at in range(cursor, start, CHUNK):
                 if cancelled is not None and cancelled():
                     raise Cancelled()
-                chunk = np.frombuffer(source.view(at, min(CHUNK, start - at)), dtype=np.uint8)
+                chunk = np.frombuffer(source.read(at, min(CHUNK, start - at), "padding"), dtype=np.uint8)
                 if chunk.any():
                     first = at + int(np.argmax(chunk != 0))
                     problems.append(warning(f"non-zero bytes in the padding [{cursor}, {start}), first at {first}",
