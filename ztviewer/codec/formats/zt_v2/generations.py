@@ -27,7 +27,7 @@ from .container import ALIGNMENT, FOOTER_SIZE, Footer, footer_candidate_at, mani
 
 SEARCH_BUDGET = 4 << 20
 _MAX_PADDING = 1 << 20
-_FIRST_WINDOW = 512   # padding before an aligned item is < 4 KiB, and the bytes before it rarely zero for long
+_FIRST_WINDOW = 512   # the bytes before a blob that starts no generation are rarely zero for long
 _WINDOW = 64 << 10
 
 
@@ -128,14 +128,14 @@ def _room_before(start: int, ends: list[int]) -> bool:
 
 def _last_nonzero_end(source: Source, start: int, budget: int | None) -> tuple[int | None, int]:
     """The offset just past the last non-zero byte before ``start`` (looking back at most a bounded
-    padding run, in windows growing from :data:`_FIRST_WINDOW` to :data:`_WINDOW`), and how many bytes were
-    read."""
+    padding run), and how many bytes were read: :data:`_FIRST_WINDOW` first, then up to the 4 KiB boundary
+    before ``start`` (the padding before an aligned item), then doubling what was read, at most :data:`_WINDOW`
+    at a time."""
     position = start
     limit = max(0, start - _MAX_PADDING)
     read = 0
-    window = _FIRST_WINDOW
     while position > limit:
-        size = min(window, position - limit)
+        size = min(max(read, ALIGNMENT - read) if read else _FIRST_WINDOW, _WINDOW, position - limit)
         if budget is not None:
             size = min(size, budget - read)
             if size <= 0:
@@ -146,7 +146,6 @@ def _last_nonzero_end(source: Source, start: int, budget: int | None) -> tuple[i
         if stripped:
             return position - size + len(stripped), read
         position -= size
-        window = min(window * 2, _WINDOW)
     return None, read
 
 
