@@ -143,6 +143,8 @@ def test_generations_are_numbered_from_the_first_written_or_said_to_be_incomplet
     assert [g["number"] for g in listed] == list(range(-1, -len(listed) - 1, -1))
     text = run_cli("info", str(many)).stdout
     assert "generations_search: the search stopped after reading 4 MiB" in text
+    proc = run_cli("check", str(many))  # check searches on (up to twice the file): no generation is "padding"
+    assert proc.returncode == 0 and "warning:" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
 
 def test_the_window_numbers_generations_as_the_listing_does(tmp_path):

@@ -313,3 +313,18 @@ def test_a_forged_footer_claiming_a_large_manifest_costs_the_budget_not_memory(t
         assert not errors(tf) and tf.extra["_generations"] == [] and "generations_search" in tf.extra
         assert peak < 32 << 20
         assert search_generations(tf, budget=None).generations == []  # exhaustive: hashed in chunks, unmatched
+
+
+def test_check_finds_the_generations_opening_did_not_or_says_padding_may_be_theirs(tmp_path, monkeypatch):
+    """Issue 31: past the 4 MiB search budget, older generations' manifests and footers were warned of as padding."""
+    from tests.hostile_v2_files import generations_file
+    from ztviewer.codec.formats.zt_v2 import deep
+
+    path = tmp_path / "many.zt"
+    generations_file(path, 2000)
+    with open_file(path) as tf:
+        assert tf.extra["_generations_stopped"] and len(tf.extra["_generations"]) < 1999
+        assert not check_file(tf).problems  # check searched on: all 1,999 found
+        monkeypatch.setattr(deep, "CHECK_SEARCH_FILES", 0)
+        found = check_file(tf).problems
+        assert [p.rule for p in found] == [rules.PADDING] and "they may be one's manifest or footer" in found[0].message

@@ -14,8 +14,12 @@ from ...errors import Cancelled
 from ...model import Problem, TensorFile, error, warning
 from ...source import Source
 from ..magic import ZT_V2_MAGIC as MAGIC
+from .generations import Generation, search_generations
 
 CHUNK = 8 << 20
+#: when opening stopped the generation search at its budget, check searches again reading up to this many times
+#: the file's size (padding, footers, candidate manifests), so the padding it reports is not theirs
+CHECK_SEARCH_FILES = 2
 CancelCheck = Callable[[], bool]
 
 
@@ -49,7 +53,8 @@ def padding_problems(tf: TensorFile, cancelled: CancelCheck | None = None) -> li
     assert source is not None
     known = [(0, len(MAGIC))] + [(r.offset, r.end) for r in tf.regions]
     known += [(c.offset, c.end) for t in tf.tensors for c in t.components.values() if c.shard is None]
-    for g in tf.extra.get("_generations") or ():
+    generations, stopped = _all_generations(tf)
+    for g in generations:
         known += [(g.manifest_offset, g.manifest_offset + g.manifest_length), (g.footer_offset, g.end)]
         known += [(offset, offset + length) for offset, length in g.blobs]
     known.sort()
@@ -63,8 +68,20 @@ def padding_problems(tf: TensorFile, cancelled: CancelCheck | None = None) -> li
                 chunk = np.frombuffer(source.read(at, min(CHUNK, start - at), "padding"), dtype=np.uint8)
                 if chunk.any():
                     first = at + int(np.argmax(chunk != 0))
-                    problems.append(warning(f"non-zero bytes in the padding [{cursor}, {start}), first at {first}",
-                                            offset=first, rule=rules.PADDING))
+                    maybe = (" (the search for earlier generations stopped at its budget: they may be one's manifest "
+                             "or footer)" if stopped else "")
+                    problems.append(warning(f"non-zero bytes in the padding [{cursor}, {start}), first at {first}"
+                                            + maybe, offset=first, rule=rules.PADDING))
                     break
         cursor = max(cursor, end)
     return problems
+
+
+def _all_generations(tf: TensorFile) -> tuple[list[Generation], bool]:
+    """The earlier generations opening found, or when its budget stopped that search, those a search reading up
+    to :data:`CHECK_SEARCH_FILES` times the file's size finds; and whether that one stopped too."""
+    listed: list[Generation] = list(tf.extra.get("_generations") or ())
+    if not tf.extra.get("_generations_stopped") or tf.source is None:
+        return listed, False
+    search = search_generations(tf, budget=CHECK_SEARCH_FILES * tf.source.size)
+    return search.generations, search.stopped
