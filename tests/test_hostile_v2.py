@@ -165,3 +165,22 @@ def test_the_window_numbers_generations_as_the_listing_does(tmp_path):
         rows = generation_rows(tf)
         numbers = [g["number"] for g in tf.extra["generations"]]
         assert [r.number for r in rows] == [0, *numbers] == list(range(0, -len(rows), -1))
+
+
+def test_a_file_of_many_padded_blobs_says_the_search_stopped_and_claims_no_number(tmp_path):
+    """A plain file whose 64 KiB-aligned blobs leave more padding to search than the budget: nothing is listed,
+    the listing says the search stopped, the window numbers nothing as the first generation, and check (which
+    searches further) finds nothing wrong."""
+    from ztviewer.codec.check import check_file
+    from ztviewer.session.properties import file_v2_props
+
+    blobs = {65536 * k: bytes(range(1, 9)) for k in range(1, 101)}
+    path = tmp_path / "padded.zt"
+    path.write_bytes(assemble({"objects": {f"t{k:03d}": dense("u8", [8], offset, 8)
+                                           for k, offset in enumerate(blobs)}}, blobs))
+    with open_file(path) as tf:
+        assert tf.extra["generations_search"].endswith("earlier generations may exist (check searches further)")
+        assert "generations" not in tf.extra and [r.number for r in generation_rows(tf)] == [0]
+        summary = next(p.value for p in file_v2_props(tf)[0].children if p.key == "generations")
+        assert summary == "this one; the search for earlier ones stopped at its budget"
+        assert not check_file(tf).problems

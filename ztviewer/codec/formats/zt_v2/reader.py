@@ -31,9 +31,10 @@ def read(source: Source) -> TensorFile:
     return tf
 
 
-SEARCH_STOPPED = (f"the search stopped after reading {SEARCH_BUDGET >> 20} MiB (its budget): earlier generations "
-                  "than those listed may exist, so the listed ones are numbered back from this one (-1 is the one "
-                  "before it) instead of from 1, the first ever written")
+SEARCH_STOPPED = f"the search stopped after reading {SEARCH_BUDGET >> 20} MiB (its budget)"
+SOME_LISTED = (": earlier generations than those listed may exist, so the listed ones are numbered back from this one "
+               "(-1 is the one before it) instead of from 1, the first ever written")
+NONE_LISTED = ": earlier generations may exist (check searches further)"
 
 
 def attach_generations(tf: TensorFile) -> None:
@@ -46,7 +47,7 @@ def attach_generations(tf: TensorFile) -> None:
     tf.extra["_generations"] = generations
     tf.extra["_generations_stopped"] = search.stopped
     if search.stopped:
-        tf.extra["generations_search"] = SEARCH_STOPPED
+        tf.extra["generations_search"] = SEARCH_STOPPED + (SOME_LISTED if generations else NONE_LISTED)
     if not generations:
         return
     numbers = generation_numbers(len(generations), search.stopped)
