@@ -57,6 +57,8 @@ def padding_problems(tf: TensorFile, cancelled: CancelCheck | None = None) -> li
     if not problems or not tf.extra.get("_generations_stopped") or tf.source is None:
         return problems
     search = search_generations(tf, budget=CHECK_SEARCH_FILES * tf.source.size)
+    if search.generations == listed and not search.stopped:
+        return problems  # none of it was a generation's
     return _padding_runs(tf, search.generations, cancelled, search.stopped)
 
 
