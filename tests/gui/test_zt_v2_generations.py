@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
+from PySide6.QtWidgets import QLabel
 
 from tests.gui.v2_files import tied_and_seekable, with_generations, ztensor
 from tests.gui.window_helpers import open_in_window
@@ -169,3 +170,23 @@ def test_a_truncation_below_an_earlier_generation_is_reported_and_reload_says_wh
     assert window.current_view() is old and window.tabs.count() == 1    # the tab stays, as it was
     with open_generation(str(path), first_end) as first:     # what is sound: generation 1, still whole
         assert [t.name for t in first.tensors] == ["a"] and not list(first.all_problems())
+
+
+def test_a_list_the_search_budget_stopped_says_so_and_counts_back(qtbot, window, tmp_path):
+    """Issue 31: 5,000 generations listed as 63, numbered 63…1 as if 1 were the first ever written."""
+    from tests.hostile_v2_files import generations_file
+
+    path = tmp_path / "many.zt"
+    generations_file(path, 2000)
+    open_in_window(qtbot, window, path)
+    dialog = window.opener.show_generations()
+    table = dialog.table
+    assert "Not every generation was found: the search stopped after reading 4 MiB" in dialog.findChild(
+        QLabel).text()
+    count = table.topLevelItemCount()
+    assert 1 < count < 2000
+    assert [table.topLevelItem(i).text(0) for i in (0, 1, count - 1)] == ["0", "-1", str(1 - count)]
+    dialog.table.setCurrentItem(table.topLevelItem(1))
+    dialog._open()
+    qtbot.waitUntil(lambda: window.generation_view(str(path), -1) is not None, timeout=10_000)
+    assert window.generation_view(str(path), -1).tensor_file.attributes == {"g": "1999"}

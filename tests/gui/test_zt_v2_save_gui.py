@@ -89,3 +89,18 @@ def test_a_conformance_vector_saved_in_place_keeps_its_blobs(qtbot, window, tmp_
     assert [o.label for o in shared[0].owners] == ["tied", "a.weight"]   # still one blob, both owners
     assert new.tensor_file.tensor("a.bias").attributes == {"role": "bias"}
     _deep_verified(path)
+
+
+def test_an_append_after_a_stopped_generation_search_claims_no_number(qtbot, window, tmp_path):
+    """Issue 31: the appended generation was numbered one past those listed, though the search had stopped."""
+    from tests.hostile_v2_files import generations_file
+
+    path = tmp_path / "many.zt"
+    generations_file(path, 2000)
+    view = open_in_window(qtbot, window, path)
+    view.edit_session.push(SetFileAttribute("g", "2001"))
+    window.editing.save_action.trigger()
+    new = wait_saved(qtbot, window, path, view)
+    assert window.statusBar().currentMessage().startswith("Saved: appended a generation (")
+    assert new.tensor_file.attributes == {"g": "2001"}
+    assert [r.number for r in generation_rows(new.tensor_file)[:2]] == [0, -1]

@@ -55,7 +55,7 @@ class SaveResult:
     format: str
     cleaned: tuple[str, ...] = ()  # stale temporaries of killed saves removed from the folder first
     appended: int | None = None    # zTensor v2 saved in place: the bytes of the appended generation
-    generation: int | None = None  # and its number (the first generation is 1)
+    generation: int | None = None  # and its number (the first generation is 1; None when not all were found)
     warnings: tuple[str, ...] = ()  # what the output could not hold (unknown manifest keys of another format)
     skipped: tuple[tuple[str, str], ...] = ()  # damaged tensors left out (skip_damaged): (name, why)
 
@@ -212,7 +212,8 @@ def save(doc: EditableDocument, path: str | os.PathLike[str] | None = None, *,
         size = append_generation(doc, target, cancelled)
         if progress is not None:
             progress(size, size)
-        number = len(doc.original.extra.get("_generations") or ()) + 2
+        extra = doc.original.extra
+        number = None if extra.get("_generations_stopped") else len(extra.get("_generations") or ()) + 2
         return SaveResult(os.path.realpath(target), size, doc.target.key, appended=size - before, generation=number)
     cleaned: tuple[str, ...] | None = None
     skip: dict[int, DamagedTensor] = {}

@@ -3,16 +3,19 @@ a content checksum and at most 16 MiB of content, all but the last of equal cont
 skippable frame holding the seek table.
 
 :class:`SeekableStream` parses and validates the seek table once (bounded work: the entry count is checked
-against the stream's size before anything is allocated), then decodes any byte range of the decoded
+against the stream's size before anything is allocated, the entries are checked as arrays, and a :class:`Frame` is built
+only when asked for: a table may list millions), then decodes any byte range of the decoded
 stream by decompressing only the frames that cover it. Each frame's output is bounded by its declared size:
 a frame that would produce more is an error at its first surplus byte, never an allocation.
 """
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, overload
+
+import numpy as np
 
 from .errors import Cancelled, DecodeError
 
@@ -42,6 +45,36 @@ class Frame:
     stored_length: int
     decoded_offset: int
     decoded_length: int
+
+
+class FrameTable(Sequence[Frame]):
+    """The frames of a validated seek table as one array of stored end offsets (8 bytes a frame); every frame
+    but the last decodes to ``frame_size`` bytes."""
+
+    def __init__(self, stored_ends: np.ndarray, frame_size: int, last_decoded: int) -> None:
+        self._ends = stored_ends
+        self._frame_size = frame_size
+        self._last_decoded = last_decoded
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    @overload
+    def __getitem__(self, index: int) -> Frame: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Frame]: ...
+
+    def __getitem__(self, index: int | slice) -> Frame | list[Frame]:
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self)))]
+        count = len(self._ends)
+        if not -count <= index < count:
+            raise IndexError(f"frame {index} of {count}")
+        index %= count
+        start = int(self._ends[index - 1]) if index else 0
+        decoded = self._frame_size if index < count - 1 else self._last_decoded
+        return Frame(start, int(self._ends[index]) - start, index * self._frame_size, decoded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,36 +133,41 @@ class SeekableStream:
     def _fail(self, message: str) -> DecodeError:
         return DecodeError(f"zt.zstd-seekable/1: {message}", rule=RULE, **self.where)  # type: ignore[arg-type]
 
-    def _parse_table(self) -> list[Frame]:
+    def _parse_table(self) -> FrameTable:
         n = len(self.stored)
         try:
             footer = parse_footer(self.stored[n - FOOTER.size:n] if n >= FOOTER.size else b"", n)
         except ValueError as exc:
             raise self._fail(str(exc)) from None
+        count = footer.count
+        if count - 1 > self.decoded_length:  # before reading it: frames but the last hold >= 1 byte each
+            raise self._fail(f"the seek table declares {count:,} frames, more than decoded_length "
+                             f"{self.decoded_length:,} can fill (every frame but the last decodes to at least 1 byte)")
         table_start = footer.table_start(n)
         data = self.stored[table_start:n - FOOTER.size]  # the skippable frame's header and the entries: one read
         skippable, size = SKIPPABLE_HEADER.unpack_from(data, 0)
         if skippable != SKIPPABLE_MAGIC or size != footer.table_length - SKIPPABLE_HEADER.size:
             raise self._fail("malformed seek table skippable frame")
-        frames: list[Frame] = []
-        stored_at = decoded_at = 0
-        for k in range(footer.count):
-            stored_len, decoded_len = ENTRY.unpack_from(data, SKIPPABLE_HEADER.size + k * footer.entry_size)
-            if decoded_len > MAX_FRAME:
-                raise self._fail(f"frame {k} declares {decoded_len:,} decoded bytes, above 16 MiB")
-            frames.append(Frame(stored_at, stored_len, decoded_at, decoded_len))
-            stored_at += stored_len
-            decoded_at += decoded_len
-        if decoded_at != self.decoded_length:
-            raise self._fail(f"the seek table totals {decoded_at:,} decoded bytes, decoded_length is "
+        entries = np.frombuffer(data, "<u4", offset=SKIPPABLE_HEADER.size).reshape(count, footer.entry_size // 4)
+        decoded = entries[:, 1]
+        too_large = np.flatnonzero(decoded > MAX_FRAME)
+        if too_large.size:
+            k = int(too_large[0])
+            raise self._fail(f"frame {k} declares {int(decoded[k]):,} decoded bytes, above 16 MiB")
+        decoded_total = int(decoded.sum(dtype=np.uint64))
+        if decoded_total != self.decoded_length:
+            raise self._fail(f"the seek table totals {decoded_total:,} decoded bytes, decoded_length is "
                              f"{self.decoded_length:,}")
-        if stored_at != table_start:
-            raise self._fail(f"the frames cover {stored_at:,} bytes, the seek table starts at {table_start:,}")
-        if any(f.decoded_length != frames[0].decoded_length for f in frames[:-1]):
+        stored_ends = np.cumsum(entries[:, 0], dtype=np.int64)
+        stored_total = int(stored_ends[-1]) if count else 0
+        if stored_total != table_start:
+            raise self._fail(f"the frames cover {stored_total:,} bytes, the seek table starts at {table_start:,}")
+        first = int(decoded[0]) if count else 0
+        if count > 1 and bool(np.any(decoded[:-1] != first)):
             raise self._fail("frames other than the last must have equal decoded sizes")
-        if len(frames) > 1 and frames[0].decoded_length == 0:
+        if count > 1 and first == 0:
             raise self._fail("frames of zero decoded bytes cannot index a stream")
-        return frames
+        return FrameTable(stored_ends, first, int(decoded[-1]) if count else 0)
 
     def decode_frame(self, index: int) -> bytes:
         """Decompress frame ``index``, checking its checksum flag and its exact size."""

@@ -210,6 +210,9 @@ def file_v2_props(tf: TensorFile) -> list[Prop]:
             summary = f"generation {generations[0].number}, shown read-only ({earlier} before it)"
         else:
             summary = f"{len(generations)} (this one and {earlier} earlier)" if earlier else "1"
+        if tf.extra.get("_generations_stopped"):
+            summary = (f"{summary}; not all found (the search stopped at its budget), so numbered back from this one"
+                       if earlier else "this one; the search for earlier ones stopped at its budget")
         shown = "shown" if tf.generation_of else "current"
         rows.append(Prop("generations", summary, [Prop(f"generation {g.number}", g.summary()
                                                        + (f" — {shown}" if g.current else ""))

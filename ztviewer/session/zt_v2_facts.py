@@ -18,7 +18,9 @@ def is_v2(tf: TensorFile) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class GenerationRow:
-    """One generation of a v2 file, numbered from 1 (the first ever written) to the current one."""
+    """One generation of a v2 file, numbered from 1 (the first ever written) to the current one; when the search
+    for earlier generations stopped at its budget (older ones may exist), back from the current one: 0 for it,
+    -1 for the one before."""
 
     number: int
     size: int                  # the file's size in that generation (its footer ends there)
@@ -42,7 +44,8 @@ def generation_rows(tf: TensorFile) -> list[GenerationRow]:
     if not isinstance(footer, dict) or tf.extra.get("data_shard"):
         return []
     earlier = list(tf.extra.get("_generations") or [])
-    number = tf.generation_number or len(earlier) + 1
+    stopped = bool(tf.extra.get("_generations_stopped"))
+    number = tf.generation_number if tf.generation_number is not None else 0 if stopped else len(earlier) + 1
     rows = [GenerationRow(number, tf.size, footer["offset"], footer["manifest_offset"], footer["manifest_length"],
                           len(tf.tensors), True, None)]
     rows += [GenerationRow(number - 1 - k, g.end, g.footer_offset, g.manifest_offset, g.manifest_length, g.objects,

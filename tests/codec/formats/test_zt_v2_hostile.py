@@ -239,3 +239,92 @@ def test_fast_path_agrees_with_the_strict_decoder_on_what_it_accepts():
     with pytest.raises(CborError) as caught:
         parse_manifest(root, 0)
     assert caught.value.rule == rules.CBOR_DETERMINISM
+
+
+@pytest.mark.parametrize("raw", [
+    b"\xa1\x61a" + b"\xd8\x1c\x82\x61x\xd8\x1d\x00",                        # a shared reference (tags 28/29)
+    b"\xa1\x61a" + b"\xd9\x01\x00\x83\x64long\xd8\x19\x00\xd8\x19\x00",     # string references (tags 256/25)
+    b"\xa1\x61a\xc2\x41\x05",                                              # a bignum
+    b"\xa1\x61a" + b"\x81" * 40 + b"\x00",                                  # deeper than the limit
+])
+def test_the_fast_path_refuses_tags_and_depth_before_re_encoding(monkeypatch, raw):
+    """Issue 31: a value-sharing DAG of 1 KB was re-encoded as a tree of 2^59 leaves before tags were refused."""
+    import cbor2
+
+    encoded: list[object] = []
+    monkeypatch.setattr(cbor2, "dumps", lambda value, *args, **kwargs: encoded.append(value) or b"")
+    assert loads_fast(raw) is None
+    assert not encoded
+    with pytest.raises(CborError):
+        decode_strict(raw)
+
+
+def test_a_seek_table_of_millions_is_checked_as_arrays():
+    """Issue 31: 2 million entries were 2 million frame objects before the table was found wrong."""
+    import tracemalloc
+
+    from tests.hostile_v2_files import seek_table_of
+
+    count = 2_000_000
+    stream = seek_table_of(count)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecodeError, match=f"the frames cover {count:,} bytes"):
+            SeekableStream(stream, count)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * len(stream)  # a generous guard: the frame objects alone took 10 times the table
+    with pytest.raises(DecodeError, match="more than decoded_length 10 can fill"):
+        SeekableStream(stream, 10)  # refused from the footer alone
+
+
+def test_frames_of_a_valid_table_are_those_it_lists():
+    data = np.arange(10_500, dtype=np.uint8).tobytes()
+    stream = SeekableStream(seekable(data, 1000), len(data))
+    frames = stream.frames
+    assert len(frames) == 11 and stream.frame_size == 1000
+    assert [f.decoded_offset for f in frames] == list(range(0, 10_001, 1000))
+    assert frames[-1] == frames[10] and frames[-1].decoded_length == 500
+    ends = [f.stored_offset + f.stored_length for f in frames]
+    assert [f.stored_offset for f in frames[1:]] == ends[:-1] and frames[0].stored_offset == 0
+    assert frames[2:4] == [frames[2], frames[3]]
+    with pytest.raises(IndexError):
+        frames[11]
+    assert b"".join(stream.iter_frames()) == data
+
+
+def test_a_forged_footer_claiming_a_large_manifest_costs_the_budget_not_memory(tmp_path):
+    """Issue 31: a footer forged in padding claiming a 64 MiB manifest had it read whole (hashed in one piece)."""
+    import tracemalloc
+
+    from tests.hostile_v2_files import forged_footer_in_padding
+    from ztviewer.codec.formats.zt_v2.generations import search_generations
+
+    path = tmp_path / "forged.zt"
+    forged_footer_in_padding(path, 64 << 20)
+    tracemalloc.start()
+    try:
+        tf = open_file(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    with tf:
+        assert not errors(tf) and tf.extra["_generations"] == [] and "generations_search" in tf.extra
+        assert peak < 32 << 20
+        assert search_generations(tf, budget=None).generations == []  # exhaustive: hashed in chunks, unmatched
+
+
+def test_check_finds_the_generations_opening_did_not_or_says_padding_may_be_theirs(tmp_path, monkeypatch):
+    """Issue 31: past the 4 MiB search budget, older generations' manifests and footers were warned of as padding."""
+    from tests.hostile_v2_files import generations_file
+    from ztviewer.codec.formats.zt_v2 import deep
+
+    path = tmp_path / "many.zt"
+    generations_file(path, 2000)
+    with open_file(path) as tf:
+        assert tf.extra["_generations_stopped"] and len(tf.extra["_generations"]) < 1999
+        assert not check_file(tf).problems  # check searched on: all 1,999 found
+        monkeypatch.setattr(deep, "CHECK_SEARCH_FILES", 0)
+        found = check_file(tf).problems
+        assert [p.rule for p in found] == [rules.PADDING] and "they may be one's manifest or footer" in found[0].message

@@ -41,6 +41,9 @@ class GenerationsDialog(QDialog):
             "old ones, which stay in the file. The footer at the end of the file wins; an earlier generation can "
             "be opened read-only to see the file as it was." if not earlier_only else
             "This tab shows an earlier generation; the ones listed are those before it.")
+        stopped = tf.extra.get("generations_search")
+        if stopped:
+            intro.setText(f"{intro.text()} Not every generation was found: {stopped}.")
         intro.setWordWrap(True)
         self.table = QTreeWidget()
         self.table.setObjectName("generationsTable")

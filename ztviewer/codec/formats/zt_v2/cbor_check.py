@@ -3,11 +3,15 @@
 Two ways in, one verdict:
 
 * :func:`loads_fast` decodes with cbor2 (C) and proves the input canonical by re-encoding the result with
-  cbor2 in insertion order and comparing the bytes. Equal bytes mean shortest heads, definite lengths, no
-  duplicate keys (a dropped duplicate shortens the output), no trailing bytes and every float 8 bytes wide.
-  What the comparison cannot see (map key order, floats that would fit a narrower width, NaN payloads,
-  values cbor2 made from tags, integers beyond 64 bits, depth) is checked by :func:`plain_value_issue` on
-  free-form values and by the schema on the known structure. Anything doubtful goes to the strict decoder.
+  cbor2 in insertion order and comparing the bytes. cbor2 refuses every tag and any nesting past the limit
+  where it meets them, before anything is re-encoded: value sharing (tags 28/29) and string references
+  (256/25) would make a 1 KB input decode to a value whose re-encoding as a tree is exponentially (sharing)
+  or quadratically (string references) larger.
+  Equal bytes mean shortest heads, definite lengths, no duplicate keys (a dropped duplicate shortens the
+  output), no trailing bytes and every float 8 bytes wide. What the comparison cannot see (map key order,
+  floats that would fit a narrower width, NaN payloads, integers beyond 64 bits) is checked by
+  :func:`plain_value_issue` on free-form values and by the schema on the known structure. Anything
+  doubtful goes to the strict decoder.
 * :func:`decode_strict` walks the bytes itself, iteratively (no recursion), never allocating for a length
   before checking it fits in the remaining bytes, and raises the first violation with its byte offset.
 """
@@ -15,8 +19,9 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Iterator, Mapping
 from operator import lt
-from typing import Any
+from typing import Any, NoReturn
 
 import cbor2
 
@@ -37,11 +42,41 @@ class CborError(ManifestDecodeError):
     """The manifest is not deterministic CBOR; ``rule`` says which requirement it breaks."""
 
 
+class _TagMet(Exception):
+    """cbor2 met a tag: the strict decoder says where."""
+
+
+def _refuse_tag(decoder: object) -> NoReturn:
+    raise _TagMet
+
+
+class _EveryTag(Mapping[int, Any]):
+    """cbor2's ``semantic_decoders`` for every tag, its built-in ones (value sharing, string references,
+    bignums, dates, ...) included: each refuses the tag before cbor2 builds anything from it."""
+
+    def __getitem__(self, tag: int) -> Any:
+        return _refuse_tag
+
+    def __contains__(self, tag: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+_EVERY_TAG = _EveryTag()
+
+
 def loads_fast(data: bytes) -> Any | None:
     """The decoded manifest when cbor2 decodes it and its re-encoding is byte-identical, else ``None``
-    (then the caller must use :func:`decode_strict`). Key order and float width are not proven here."""
+    (then the caller must use :func:`decode_strict`). A tag or nesting past :data:`MAX_DEPTH` stops cbor2
+    where it is met, so what gets re-encoded is a tree no larger than the input. Key order and float width
+    are not proven here."""
     try:
-        value = cbor2.loads(data)
+        value = cbor2.loads(data, semantic_decoders=_EVERY_TAG, max_depth=MAX_DEPTH)
         if type(value) is not dict or cbor2.dumps(value) != data:
             return None
     except Exception:

@@ -108,9 +108,9 @@ def read_manifest_bytes(source: Source, footer: Footer) -> bytes:
     return data
 
 
-def footer_ending_at(source: Source, end: int) -> Footer | None:
-    """A sound footer of an earlier generation ending at ``end``: magic, version, manifest location and
-    hash all check out. ``None`` otherwise."""
+def footer_candidate_at(source: Source, end: int) -> Footer | None:
+    """A footer of an earlier generation ending at ``end`` whose magic, version and manifest location check
+    out, its manifest not read yet (:func:`manifest_hash_matches` does that). ``None`` otherwise."""
     if end < MIN_FILE_SIZE + ALIGNMENT or end > source.size:
         return None
     footer = parse_footer(source.read(end - FOOTER_SIZE, FOOTER_SIZE, "footer"), end)
@@ -118,7 +118,23 @@ def footer_ending_at(source: Source, end: int) -> Footer | None:
         return None
     try:
         check_manifest_location(footer)
-        read_manifest_bytes(source, footer)
     except (HeaderError, OutOfBounds):
         return None
     return footer
+
+
+def manifest_hash_matches(source: Source, footer: Footer, chunk: int = 1 << 20) -> bool:
+    """Whether the manifest a footer points to hashes to its XXH3-64, read ``chunk`` bytes at a time (a
+    footer forged inside padding may claim a manifest of up to 1 GiB: it is never held whole)."""
+    hasher = xxhash.xxh3_64()
+    end = footer.manifest_offset + footer.manifest_length
+    for offset in range(footer.manifest_offset, end, chunk):
+        hasher.update(source.window(offset, min(chunk, end - offset)))
+    return hasher.intdigest() == footer.manifest_hash
+
+
+def footer_ending_at(source: Source, end: int) -> Footer | None:
+    """A sound footer of an earlier generation ending at ``end``: magic, version, manifest location and
+    hash all check out. ``None`` otherwise."""
+    footer = footer_candidate_at(source, end)
+    return footer if footer is not None and manifest_hash_matches(source, footer) else None

@@ -5,9 +5,11 @@ aligned offset, so an earlier generation's footer is the last non-zero bytes bef
 next generation appended. Every item start (blob offsets and manifest offsets of the generations found so
 far) is therefore a candidate: skip the zero padding backwards from it, and if the 40 bytes ending there
 are a footer whose magic, version, bounds and manifest hash all check out, that is a generation. Its own
-items become candidates in turn, which finds a whole chain. The bytes examined are capped
-(:data:`SEARCH_BUDGET`), so opening a file with many blobs stays cheap; :func:`find_generations` with
-``budget=None`` searches exhaustively.
+items become candidates in turn, which finds a whole chain. The bytes examined, padding and candidate
+manifests alike (each hashed in chunks, never held whole before its hash matches), are capped
+(:data:`SEARCH_BUDGET`), so opening a file with many blobs, or one with a footer forged inside padding that
+claims a 1 GiB manifest, stays cheap; :func:`search_generations` says when the cap stopped the search (older
+generations may then be missing). ``budget=None`` searches exhaustively.
 """
 from __future__ import annotations
 
@@ -24,10 +26,11 @@ from ...source import PREAD_LIMIT, Source
 from ..magic import ZT_V2_MAGIC as MAGIC
 from .blobs import local_spans
 from .cbor_check import decode_strict, loads_fast
-from .container import ALIGNMENT, FOOTER_SIZE, Footer, footer_ending_at
+from .container import ALIGNMENT, FOOTER_SIZE, Footer, footer_candidate_at, manifest_hash_matches
 
 SEARCH_BUDGET = 4 << 20
 _MAX_PADDING = 1 << 20
+_FIRST_WINDOW = 512   # the bytes before a blob that starts no generation are rarely zero for long
 _WINDOW = 64 << 10
 
 
@@ -43,12 +46,27 @@ class Generation:
     blobs: tuple[tuple[int, int], ...] = ()  # (offset, length) of the local blobs its manifest references
 
 
+@dataclass(frozen=True, slots=True)
+class GenerationSearch:
+    """Earlier generations found, newest first, and whether the budget stopped the search before every
+    candidate was examined (then older generations than those listed may exist)."""
+
+    generations: list[Generation]
+    stopped: bool
+
+
 def find_generations(tf: TensorFile, budget: int | None = SEARCH_BUDGET) -> list[Generation]:
-    """Earlier generations of a v2 file, newest first."""
+    """Earlier generations of a v2 file, newest first (those :func:`search_generations` finds)."""
+    return search_generations(tf, budget).generations
+
+
+def search_generations(tf: TensorFile, budget: int | None = SEARCH_BUDGET) -> GenerationSearch:
+    """Earlier generations of a v2 file, reading at most ``budget`` bytes (padding, footers and candidate
+    manifests); ``budget=None`` searches exhaustively."""
     source = tf.source
     footer: Footer | None = tf.extra.get("_footer")
     if source is None or footer is None or footer.is_data_shard:
-        return []
+        return GenerationSearch([], False)
     ranges = [(0, len(MAGIC)), (footer.manifest_offset, footer.manifest_length)]
     size = source.size
     ranges += [span for span in local_spans(tf.tensors)
@@ -59,6 +77,7 @@ def find_generations(tf: TensorFile, budget: int | None = SEARCH_BUDGET) -> list
     pending = sorted(starts)
     spent = 0
     seen: set[int] = set()
+    stopped = False
     while pending:
         start = pending.pop()
         if start in seen or start <= len(MAGIC) + FOOTER_SIZE:
@@ -69,17 +88,24 @@ def find_generations(tf: TensorFile, budget: int | None = SEARCH_BUDGET) -> list
         end, cost = _last_nonzero_end(source, start, None if budget is None else budget - spent)
         spent += cost
         if budget is not None and spent >= budget:
+            stopped = True
             break
         if end is None or end in found:
             continue
-        old = footer_ending_at(source, end)
+        old = footer_candidate_at(source, end)
         if old is None:
+            continue
+        spent += FOOTER_SIZE + old.manifest_length
+        if budget is not None and spent > budget:  # its manifest is not even read
+            stopped = True
+            break
+        if not manifest_hash_matches(source, old):
             continue
         generation, items = _describe(source, old)
         found[end] = generation
         new = [s for s in items if s not in seen]
         pending = sorted(set(pending).union(new))
-    return sorted(found.values(), key=lambda g: g.end, reverse=True)
+    return GenerationSearch(sorted(found.values(), key=lambda g: g.end, reverse=True), stopped)
 
 
 def _with_room(starts: set[int], ends: list[int]) -> list[int]:
@@ -105,12 +131,14 @@ def _room_before(start: int, ends: list[int]) -> bool:
 
 def _last_nonzero_end(source: Source, start: int, budget: int | None) -> tuple[int | None, int]:
     """The offset just past the last non-zero byte before ``start`` (looking back at most a bounded
-    padding run), and how many bytes were read."""
+    padding run), and how many bytes were read: :data:`_FIRST_WINDOW` first, then up to the 4 KiB boundary
+    before ``start`` (the padding before an aligned item), then doubling what was read, at most :data:`_WINDOW`
+    at a time."""
     position = start
     limit = max(0, start - _MAX_PADDING)
     read = 0
     while position > limit:
-        size = min(_WINDOW, position - limit)
+        size = min(max(read, ALIGNMENT - read) if read else _FIRST_WINDOW, _WINDOW, position - limit)
         if budget is not None:
             size = min(size, budget - read)
             if size <= 0:

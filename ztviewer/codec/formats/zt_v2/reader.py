@@ -14,7 +14,7 @@ from ..magic import ZT_V2_MAGIC as MAGIC
 from .blobs import check_blobs
 from .cbor_check import decode_strict, loads_fast
 from .container import FOOTER_SIZE, Footer, footer_ending_at, parse_footer, read_footer, read_manifest_bytes
-from .generations import Generation, PrefixSource, find_generations
+from .generations import SEARCH_BUDGET, Generation, PrefixSource, search_generations
 from .plain_bytes import read_plain
 from .schema import Manifest, attributes_map, read_objects, read_root
 
@@ -32,19 +32,32 @@ def read(source: Source, footer: Footer | None = None) -> TensorFile:
     return tf
 
 
+SEARCH_STOPPED = f"the search stopped after reading {SEARCH_BUDGET >> 20} MiB (its budget)"
+SOME_LISTED = (": earlier generations than those listed may exist, so the listed ones are numbered back from this one "
+               "(-1 is the one before it) instead of from 1, the first ever written")
+NONE_LISTED = ": earlier generations may exist (check searches further)"
+
+
 def attach_generations(tf: TensorFile) -> None:
     """List the file's earlier generations in ``tf.extra`` and add their manifests, footers and the blobs only
-    they reference as regions (numbered from 1, the oldest; the file itself is the last)."""
-    generations = find_generations(tf)
+    they reference as regions. They are numbered from 1, the first ever written (the file itself is the last),
+    when the search found them all; when its budget stopped it, back from the file (-1 the one before it), and
+    ``generations_search`` says so."""
+    search = search_generations(tf)
+    generations = search.generations
     tf.extra["_generations"] = generations
+    tf.extra["_generations_stopped"] = search.stopped
+    if search.stopped:
+        tf.extra["generations_search"] = SEARCH_STOPPED + (SOME_LISTED if generations else NONE_LISTED)
     if not generations:
         return
-    tf.extra["generations"] = [{"footer_offset": g.footer_offset, "size": g.end, "manifest_offset":
-                                g.manifest_offset, "manifest_length": g.manifest_length, "objects": g.objects}
-                               for g in generations]
+    numbers = generation_numbers(len(generations), search.stopped)
+    tf.extra["generations"] = [{"number": number, "footer_offset": g.footer_offset, "size": g.end,
+                                "manifest_offset": g.manifest_offset, "manifest_length": g.manifest_length,
+                                "objects": g.objects} for number, g in zip(numbers, generations)]
     current = _local_spans(tf)
     shown: set[tuple[int, int]] = set()
-    for number, g in zip(range(len(generations), 0, -1), generations):
+    for number, g in zip(numbers, generations):
         tf.regions.append(Region("old-manifest", g.manifest_offset, g.manifest_length,
                                  f"superseded manifest of generation {number}"))
         tf.regions.append(Region("old-footer", g.footer_offset, FOOTER_SIZE,
@@ -53,6 +66,12 @@ def attach_generations(tf: TensorFile) -> None:
             if span not in shown and _apart(span, current):
                 shown.add(span)
                 tf.regions.append(Region("old-blob", span[0], span[1], f"blob only generation {number} references"))
+
+
+def generation_numbers(count: int, stopped: bool) -> range:
+    """The numbers of ``count`` earlier generations, newest first: ``count`` down to 1 when the list is complete,
+    -1 down to ``-count`` when the search stopped (their distance back from the file)."""
+    return range(-1, -count - 1, -1) if stopped else range(count, 0, -1)
 
 
 def _local_spans(tf: TensorFile) -> list[tuple[int, int]]:
@@ -138,7 +157,7 @@ def _schema(root: Any, offset: int) -> Manifest:
     return manifest
 
 
-__all__ = ["FORMAT", "attach_generations", "parse_manifest", "read", "read_generation", "rules"]
+__all__ = ["FORMAT", "attach_generations", "generation_numbers", "parse_manifest", "read", "read_generation", "rules"]
 
 
 def read_generation_at(tf: TensorFile, generation: Generation) -> TensorFile:
