@@ -72,3 +72,20 @@ def test_cancel_and_shutdown_leave_nothing_running(qtbot, pool):
     gate.set()
     slot.shutdown(wait_ms=HANG_GUARD_MS)
     assert task.is_done and task.is_cancelled() and slot.running() == 0 and not slot.busy
+
+
+def test_a_job_ending_after_its_view_was_deleted_reaches_nothing(qtbot, pool):
+    """A tab closed while its job winds down: the job's queued end must not call into the deleted slot (it raised
+    'Signal source has been deleted' inside the next test's event loop)."""
+    from PySide6.QtCore import QObject
+    from shiboken6 import Shiboken
+
+    owner = QObject()
+    slot = JobSlot(pool, owner)
+    gate, started = threading.Event(), threading.Event()
+    task = slot.start(gated("late", gate, started), lambda _: pytest.fail("reached a deleted view"))
+    assert started.wait(HANG_GUARD_MS / 1000)
+    Shiboken.delete(owner)                     # deletes the slot with it, the job still running
+    gate.set()
+    assert task.wait(HANG_GUARD_MS / 1000)
+    qtbot.wait(50)                             # the job's queued signals are delivered (pytest-qt fails on a raise)

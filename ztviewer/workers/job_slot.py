@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
+from shiboken6 import Shiboken
 
 from ztviewer.workers.tasks import AnalysisTask
 
@@ -47,9 +48,9 @@ class JobSlot(QObject):
         signals.failed.connect(lambda message: self._end(task, failed, message))
         signals.cancelled.connect(lambda: self._end(task, None, None))
         signals.progress.connect(lambda done_, total: self._progress(task, done_, total))
-        signals.problem.connect(lambda problem: self.problem.emit(problem) if task is self.current else None)
+        signals.problem.connect(lambda problem: self.problem.emit(problem) if self._current(task) else None)
         if partial is not None:
-            signals.partial.connect(lambda value: partial(value) if task is self.current else None)
+            signals.partial.connect(lambda value: partial(value) if self._current(task) else None)
         self.busy_changed.emit(True)
         task.start(self.pool)
         return task
@@ -61,13 +62,17 @@ class JobSlot(QObject):
             self.cancelled_count += 1
             self.busy_changed.emit(False)
 
+    def _current(self, task: AnalysisTask) -> bool:
+        """Whether ``task`` is the live job of a slot that still exists (its view may be gone, the job not yet)."""
+        return task is self.current and Shiboken.isValid(self)
+
     def _progress(self, task: AnalysisTask, done: Any, total: Any) -> None:
-        if task is self.current:
+        if self._current(task):
             self.progress.emit(done, total)
 
     def _end(self, task: AnalysisTask, callback: Callable[[Any], None] | None, value: Any) -> None:
         self._alive.discard(task)
-        if task is not self.current:
+        if task is not self.current or not Shiboken.isValid(self):   # superseded, or the view is gone already
             return
         self.current = None
         self.busy_changed.emit(False)
