@@ -94,9 +94,10 @@ def _bare_map(path: Path) -> None:
 _RSS_PROBE = r"""
 from ztviewer.codec import open_file
 from ztviewer.codec.source import Source
-from ztviewer.codec.registry import handlers
+from ztviewer.codec.registry import formats
 
-handlers()  # import every format module before the baseline
+for spec in formats():  # import every format module before the baseline
+    spec.reader()
 before = peak_kib()
 tf = open_file(sys.argv[1])
 names = tf.tensor_names()
@@ -126,9 +127,10 @@ def bench_open_big_rss(tmpdir: Path, quick: bool) -> dict:
 _HUGE_PROBE = r"""
 import time
 from ztviewer.codec import open_file
-from ztviewer.codec.registry import handlers
+from ztviewer.codec.registry import formats
 
-handlers()
+for spec in formats():
+    spec.reader()
 before = peak_kib()
 start = time.perf_counter()
 tf = open_file(sys.argv[1])

@@ -135,7 +135,7 @@ def test_lower_layers_load_no_qt():
     """Importing every module of codec, analysis and session loads no Qt (and the built-in formats register)."""
     modules = _qt_free_modules()
     code = (f"import sys, importlib; [importlib.import_module(m) for m in {modules!r}]; "
-            "from ztviewer.codec.registry import handlers; handlers(); "
+            "from ztviewer.codec.registry import formats; formats(); "
             f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {QT!r}); print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -59,11 +59,11 @@ def test_inno_setup_registers_every_extension():
 def test_every_platform_registers_the_types_of_the_one_list():
     import xml.etree.ElementTree as ET
 
-    from ztviewer.codec.registry import handlers
+    from ztviewer.codec.registry import builtin_formats
     from ztviewer.file_types import EXTENSIONS, FILE_TYPES, MIME_TYPES
     from ztviewer.paths import LINUX_DESKTOP
 
-    assert set(EXTENSIONS) == {e.lstrip(".") for h in handlers() for e in h.extensions}  # what the codec reads
+    assert set(EXTENSIONS) == {e.lstrip(".") for h in builtin_formats() for e in h.extensions}  # what the codec reads
     ns = {"m": "http://www.freedesktop.org/standards/shared-mime-info"}
     xml = ET.parse(LINUX_DESKTOP / "ztviewer-mime.xml").getroot()
     linux = {t.get("type"): {g.get("pattern") for g in t.findall("m:glob", ns)} for t in xml.findall("m:mime-type", ns)}
@@ -80,6 +80,47 @@ def test_every_platform_registers_the_types_of_the_one_list():
     content = dict(re.findall(r'Subkey: "Software\\Classes\\\.([\w.]+)"; ValueType: string; '
                               r'ValueName: "Content Type"; ValueData: "([\w/.-]+)"', script))
     assert content == {t.extension: t.mime for t in FILE_TYPES if t.extension}
+
+
+def _associations():
+    spec = importlib.util.spec_from_file_location("file_associations", PACKAGING.parent / "scripts" /
+                                                  "file_associations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_desktop_association_files_are_the_ones_the_registry_writes():
+    """Issue 25: the MIME XML, the .desktop MimeType line and the Windows [Registry] section are derived from the
+    format registry; a hand edit (or a format added without regenerating them) fails here."""
+    module = _associations()
+    assert module.stale() == [], "run python scripts/file_associations.py"
+
+
+def test_a_hand_written_association_is_caught(monkeypatch):
+    module = _associations()
+    xml = module.MIME_XML.read_text(encoding="utf-8")
+    hand_edited = xml.replace("*.blz", "*.blz2")
+    real_read = type(module.MIME_XML).read_text
+    monkeypatch.setattr(type(module.MIME_XML), "read_text",
+                        lambda self, *a, **k: hand_edited if self == module.MIME_XML else real_read(self, *a, **k))
+    assert module.stale() == [module.MIME_XML]
+
+
+def test_a_new_format_spec_reaches_every_association(monkeypatch):
+    from ztviewer.codec.format_spec import FormatSpec
+    from ztviewer.codec.formats import builtin
+
+    toy = FormatSpec(name="toy", description="Toy tensors", extensions=(".toy",), mime="application/x-toy",
+                     sniff=lambda probe: False, read="toy:read", file_type_description="toy tensor file")
+    import ztviewer.file_types as file_types
+
+    types = file_types.format_types(builtin.BUILTIN_FORMATS + (toy,))
+    monkeypatch.setattr(file_types, "FILE_TYPES", types + file_types.SET_TYPES)
+    module = _associations()
+    assert '<mime-type type="application/x-toy">' in module.mime_xml()
+    assert 'Subkey: "Software\\Classes\\.toy"' in module.inno_registry(module.INNO.read_text(encoding="utf-8"))
+    assert "application/x-toy;" in module.desktop_entry(module.DESKTOP.read_text(encoding="utf-8"))
 
 
 # -- the test extra installs what the tests need ---------------------------------------------------------------

@@ -14,12 +14,12 @@ import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import ModuleType
 from typing import IO, Any
 
 from .codec.decode_rules import per_file_budget
 from .codec.huge_int import HugeInt
 from .codec.model import Problem, Tensor, TensorFile
+from .codec.registry import spec_of
 from .codec.tensor_queries import transient_slice
 from .codec.text import json_safe, printable, value_text
 
@@ -77,17 +77,11 @@ def tensor_entry(tf: TensorFile, t: Tensor, with_hash: bool) -> dict[str, Any]:
     }
     if t.shard is not None:
         entry["shard"] = t.shard
-    if tf.format == "zt-v2":
-        entry["content_digest"] = _v2().object_content_digest(t)
+    if (spec := spec_of(tf)) is not None and spec.tensor_content_digest is not None:
+        entry["content_digest"] = spec.digest_of_tensor(t)
     if with_hash:
         _add_hash(tf, t, entry)
     return entry
-
-
-def _v2() -> ModuleType:
-    from .codec.formats import zt_v2
-
-    return zt_v2
 
 
 def _add_hash(tf: TensorFile, t: Tensor, entry: dict[str, Any]) -> None:
@@ -108,8 +102,8 @@ def _add_hash(tf: TensorFile, t: Tensor, entry: dict[str, Any]) -> None:
 def file_head(tf: TensorFile) -> dict[str, Any]:
     head = {"path": tf.path, "format": tf.format, "variant": tf.variant, "readable": tf.readable, "size": tf.size,
             "attributes": jsonable(tf.attributes), "extra": jsonable(_public(tf.extra))}
-    if tf.format == "zt-v2":
-        head["content_digest"] = _v2().content_digest(tf)
+    if (spec := spec_of(tf)) is not None and spec.has_content_digest:
+        head["content_digest"] = spec.digest_of_file(tf)
     return head
 
 
@@ -191,8 +185,8 @@ def _collector_paused() -> Iterator[None]:
 
 def _write_text(tf: TensorFile, out: IO[str], with_hash: bool) -> None:
     lines = [f"{tf.path}: {tf.kind}, {format_size(tf.size)}"]
-    if tf.format == "zt-v2":
-        lines.append(f"  content id: {_v2().content_digest(tf) or 'undefined (a part has no digest)'}")
+    if (spec := spec_of(tf)) is not None and spec.has_content_digest:
+        lines.append(f"  content id: {spec.digest_of_file(tf) or 'undefined (a part has no digest)'}")
     for key, value in _public(tf.extra).items():
         if key == "shards" and isinstance(value, list):
             lines.append(f"  shards: {len(value)}")
@@ -229,7 +223,7 @@ def _tensor_lines(tf: TensorFile, t: Tensor, with_hash: bool) -> list[str]:
     if t.shard is not None:
         line += f"  (shard {printable(t.shard)})"
     lines = [line]
-    if tf.format == "zt-v2" and (digest := _v2().object_content_digest(t)):
+    if (spec := spec_of(tf)) is not None and (digest := spec.digest_of_tensor(t)):
         lines.append(f"    content id: {printable(str(digest))}")
     for c in t.components.values():
         extras = [c.encoding] + ([c.digest] if c.digest else [])

@@ -9,12 +9,14 @@ import time
 from typing import Any
 
 from .cli_common import EXIT_PROBLEMS, UsageError, require_existing, say
+from .codec.registry import default_targets, target_extensions
 
-#: ``--to`` values, each naming one generation; the codec calls zTensor v1.0 plain ``zt``
-FORMATS = ("zt-v2", "zt-v1.0", "zt-v0.1", "zt-objects", "safetensors", "blz")
+#: ``--to`` values (writer targets of the format registry), each naming one generation; the codec calls zTensor
+#: v1.0 plain ``zt``
+FORMATS = tuple(target_extensions())
 _CODEC_NAMES = {"zt-v1.0": "zt"}
-_BY_EXTENSION = {".safetensors": "safetensors", ".blz": "blz"}
-DEFAULT_FORMAT = "zt-v2"
+_BY_EXTENSION = default_targets()
+DEFAULT_FORMAT = _BY_EXTENSION[".zt"]
 
 
 SKIP_HELP = ("leave damaged tensors out and list them; without it a damaged tensor (recorded digest that does not "

@@ -10,10 +10,10 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from tests.gui.synthetic_files import sample_safetensors
 from tests.gui.window_helpers import open_in_window
+from ztviewer.file_types import open_filters
 from ztviewer.gui.dialogs.goto_offset import GoToOffsetDialog, parse_offset
 from ztviewer.gui.file_view import FileView
 from ztviewer.gui.main_window import MainWindow
-from ztviewer.gui.tab_opener import OPEN_FILTERS
 
 
 @pytest.fixture
@@ -36,7 +36,8 @@ def test_standard_shortcuts(window):
     assert actions.reload.shortcut() == QKeySequence(QKeySequence.StandardKey.Refresh)
     assert QKeySequence("Ctrl+Q") in actions.quit.shortcuts()
     assert actions.goto.shortcut() == QKeySequence("Ctrl+G")
-    assert any("*.zt" in f for f in OPEN_FILTERS) and any("*.safetensors" in f for f in OPEN_FILTERS)
+    filters = open_filters()
+    assert any("*.zt" in f for f in filters) and any("*.safetensors" in f for f in filters)
 
 
 def test_open_a_file_into_a_tab(qtbot, window, weights):

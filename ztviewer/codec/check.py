@@ -10,6 +10,7 @@ from .decode_rules import BOOL_RULE, CancelCheck, check_bools, expected_length, 
 from .digest_state import DigestState
 from .errors import CodecError, DigestMismatch, FileDecodeBudgetSpent, UnsupportedLayout
 from .model import Component, Problem, Tensor, TensorFile, error, warning
+from .registry import spec_of
 from .tensor_queries import transient_slice
 
 
@@ -58,10 +59,9 @@ def check_file(
     report = CheckReport(problems=list(tf.all_problems()))
     if not tf.readable:
         return report
-    if tf.format == "zt-v2":  # padding and shard digests: whole-file checks of the v2 container
-        from .formats.zt_v2 import deep_checks
-
-        report.problems += deep_checks(tf, cancelled)
+    spec = spec_of(tf)
+    if spec is not None:  # the format's whole-file checks (zTensor v2: padding and shard digests)
+        report.problems += spec.deep_checks(tf, cancelled)
     decoded: set[tuple[int, int, int, str, int | None]] = set()  # blobs already decoded (aliases, duplicates)
     skipped = 0
     with per_file_budget():

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from ztviewer import __version__
 from ztviewer.codec import Problem
+from ztviewer.file_types import open_filters
 from ztviewer.session.formatting import exact_bytes, human_bytes, plural
 from ztviewer.session.zt_v2_facts import file_kind_text, generation_rows, is_generation_view
 from ztviewer.workers.tasks import CheckFileTask, OpenedFile, OpenFileTask, VerifyDigestsTask
@@ -29,7 +30,7 @@ from .editing.controller import EditController
 from .file_view import FileView
 from .recent_files import RecentFiles
 from .repair_prompt import can_repair, offer_repair
-from .tab_opener import OPEN_FILTERS, TabOpener, file_key
+from .tab_opener import TabOpener, file_key
 from .views.data_inspector import DataInspector
 from .views.problems_panel import ProblemsPanel
 from .views.properties_panel import PropertiesPanel
@@ -58,7 +59,7 @@ class MainWindow(QMainWindow):
         self.tabs.setMovable(True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.welcome = WelcomePage(OPEN_FILTERS)
+        self.welcome = WelcomePage(open_filters())
         self.stack = QStackedWidget()
         self.stack.addWidget(self.welcome)
         self.stack.addWidget(self.tabs)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QTabWidget, QWidget
 from shiboken6 import Shiboken
 
 from ztviewer.codec import TensorFile
+from ztviewer.file_types import open_filters
 from ztviewer.session.formatting import plural
 from ztviewer.session.prepared_file import prepare_file
 from ztviewer.session.zt_v2_facts import GenerationRow, generation_rows, is_generation_view, open_generation_row
@@ -24,9 +25,6 @@ if TYPE_CHECKING:
     from .compare.compare_view import CompareView
     from .dialogs.generations import GenerationsDialog
     from .recent_files import RecentFiles
-
-OPEN_FILTERS = ("Tensor files (*.zt *.safetensors *.blz)", "zTensor (*.zt)", "safetensors (*.safetensors)",
-                "BLZ1 tensor trains (*.blz)", "All files (*)")
 
 
 class OpenerHost(WindowHost, Protocol):
@@ -63,7 +61,7 @@ class TabOpener(QObject):
         paths = self.window.recent.paths()
         dialog = QFileDialog(self.window.window(), "Open Tensor Files", os.path.dirname(paths[0]) if paths else "")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
-        dialog.setNameFilters(list(OPEN_FILTERS))
+        dialog.setNameFilters(list(open_filters()))
         dialog.filesSelected.connect(self.open_paths)
         dialog.open()
 
@@ -208,7 +206,7 @@ class TabOpener(QObject):
         current = self.window.current_view()
         a = current.tensor_file.path if current is not None else (paths[0] if paths else "")
         b = next((p for p in paths if p != a), "")
-        dialog = CompareDialog(list(OPEN_FILTERS), a, b, self.window.window())
+        dialog = CompareDialog(list(open_filters()), a, b, self.window.window())
         dialog.accepted.connect(lambda: self.compare_paths(*dialog.paths()))
         dialog.open()
 

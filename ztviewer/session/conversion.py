@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ztviewer.codec.convert import Compression, prepare
 from ztviewer.codec.errors import CodecError
+from ztviewer.codec.registry import default_targets, target_extensions
 from ztviewer.codec.writers import build_plan
 from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.codec.writers.plan import SPARSE, logical
@@ -18,10 +19,11 @@ from ztviewer.codec.writers.targets import TARGETS
 
 from .formatting import plural
 
-EXTENSIONS = {"zt-v2": ".zt", "zt-v1.0": ".zt", "zt-v0.1": ".zt", "zt-objects": ".zt", "safetensors": ".safetensors",
-              "blz": ".blz"}
-FORMAT_CHOICES = [(key, TARGETS[key].label)
-                  for key in ("zt-v2", "zt-v1.0", "zt-v0.1", "zt-objects", "safetensors", "blz")]
+#: the extension of each target's files, and the targets in the order offered (from the format registry)
+EXTENSIONS = target_extensions()
+FORMAT_CHOICES = [(key, TARGETS[key].label) for key in EXTENSIONS]
+#: the target an output name's extension chooses when the chosen one does not fit it (``.zt``: zTensor v2)
+EXTENSION_DEFAULTS = default_targets()
 
 
 @dataclass

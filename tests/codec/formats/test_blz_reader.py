@@ -233,7 +233,7 @@ def test_importing_one_format_module_first_keeps_the_registry_complete():
     import subprocess
     import sys
 
-    code = ("import ztviewer.codec.formats.blz; from ztviewer.codec.registry import handlers; "
-            "print(sorted(h.name for h in handlers()))")
+    code = ("import ztviewer.codec.formats.blz; from ztviewer.codec.registry import formats; "
+            "print(sorted(h.name for h in formats()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert {"blz", "safetensors", "zt"} <= set(eval(out))

@@ -306,7 +306,7 @@ def _read_headers(shards: list[Shard]) -> SetTable | None:
     if table is not None:
         return table
     index = 0
-    handler = registry.handler_named("safetensors")
+    handler = registry.format_named("safetensors")
     for shard in opened:
         if _read_fast([shard], index) is None:
             _read_slow(shard, handler, index)
@@ -328,16 +328,16 @@ def _read_fast(shards: list[Shard], first_index: int) -> SetTable | None:
     return table
 
 
-def _read_slow(shard: Shard, handler: registry.FormatHandler, index: int) -> None:
+def _read_slow(shard: Shard, handler: registry.FormatSpec, index: int) -> None:
     """Read a shard with the single-file reader, which reports every problem it finds."""
     source = shard.source
     if source is None:  # never opened: its problem is already recorded
         return
     try:
-        if not handler.sniff(source.head(registry.HEAD_BYTES), source.size):
+        if not handler.sniff(registry.Probe(source)):
             raise UnknownFormat("not a safetensors file (it does not start with a u64 header length and '{')",
                                 offset=0, rule="format detection by magic bytes")
-        tf = handler.read(source)
+        tf = handler.reader()(source)
     except CodecError as exc:
         shard.file_problems = [exc.to_problem()]
         return

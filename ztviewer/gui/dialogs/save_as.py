@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from ztviewer.codec.convert import Compression
 from ztviewer.codec.writers.document import EditableDocument
 from ztviewer.session.conversion import (
+    EXTENSION_DEFAULTS,
     EXTENSIONS,
     FORMAT_CHOICES,
     SaveOptions,
@@ -37,8 +38,6 @@ ENCODINGS = [("keep", "Keep as stored"), ("raw", "Raw (uncompressed)"), ("zstd",
 DIGESTS = [("keep", "Keep recorded digests"), ("none", "None"), ("crc32c", "crc32c"), ("sha256", "sha256"),
            ("xxh3", "xxh3 (zTensor v2)")]
 _ERROR = "color: #b3261e;"
-#: the format a name's extension chooses when the chosen format does not fit it (zTensor: v2, what ztensor 2.x writes)
-EXTENSION_DEFAULTS = {".zt": "zt-v2", ".safetensors": "safetensors", ".blz": "blz"}
 
 
 def format_for_name(name: str, current: str) -> str | None:
