@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.codec.formats.v2_builders import assemble, dense
@@ -102,6 +103,23 @@ def test_a_forged_footer_claiming_a_huge_manifest_is_never_read_whole(tmp_path):
     said = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "error:" not in said, said
     assert "non-zero bytes in the padding" in said  # the forged footer itself
+
+
+@pytest.mark.timeout(300)
+def test_the_forged_1_gib_file_converts_and_exports_in_a_1_gib_address_space(tmp_path):
+    """Issue 31 (left open at stop 32): the copy of a small part mapped the whole 1 GiB file, so ``convert`` said
+    "Cannot allocate memory" under a 1 GiB address-space limit; a file that cannot be mapped is now read."""
+    path = tmp_path / "forged.zt"
+    forged_footer_in_padding(path, 1 << 30)
+    for target, name in (("safetensors", "out.safetensors"), ("zt-v1.0", "out.zt"), ("zt-v2", "out2.zt")):
+        proc = run_cli("convert", str(path), str(tmp_path / name), "--to", target, address_space=1 << 30)
+        assert proc.returncode == 0, (target, proc.stdout + proc.stderr)
+    from safetensors.numpy import load_file
+
+    assert load_file(str(tmp_path / "out.safetensors"))["t"].tobytes() == bytes(range(1, 9))
+    proc = run_cli("export", str(path), "t", "-o", str(tmp_path / "t.npy"), address_space=1 << 30)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert np.load(tmp_path / "t.npy").tobytes() == bytes(range(1, 9))
 
 
 # ------------------------------------------------------------------------------------------ a huge seek table

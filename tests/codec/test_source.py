@@ -119,3 +119,45 @@ def test_a_source_read_for_a_prefix_only_ignores_changes_after_it(tmp_path):
         prefix.require_unchanged()
     whole.close()
     prefix.close()
+
+
+def test_a_file_the_process_cannot_map_is_read_instead(tmp_path, monkeypatch):
+    """Issue 31: a map that fails for want of address space (ENOMEM) turns the source into a read-only one that
+    copies ranges with positional reads; it says so in its capabilities, and every byte is still the file's."""
+    import errno
+
+    import ztviewer.codec.source as source_module
+    from ztviewer.codec.source import LOCAL_FILE, UNMAPPED_FILE, LocalFile
+
+    payload = bytes(range(256)) * 40_000  # 10 MB: past the positional-read limit, so big views need chunks
+    path = tmp_path / "big.bin"
+    path.write_bytes(payload)
+
+    def no_room(*args, **kwargs):
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(source_module, "map_file", no_room)
+    source = LocalFile(path)
+    assert source.capabilities is LOCAL_FILE
+    assert bytes(source.view(100, 10)) == payload[100:110]
+    assert source.capabilities is UNMAPPED_FILE and not source.capabilities.views
+    assert bytes(source.view(3, len(payload) - 5)) == payload[3:-2]
+    assert source.read(len(payload) - 7, 7) == payload[-7:]
+    source.close()
+
+
+def test_a_map_failing_for_another_reason_is_not_hidden(tmp_path, monkeypatch):
+    import errno
+
+    import ztviewer.codec.source as source_module
+    from ztviewer.codec.source import LocalFile
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"x" * 100)
+
+    def denied(*args, **kwargs):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(source_module, "map_file", denied)
+    with pytest.raises(OSError, match="Permission denied"):
+        LocalFile(path).view(0, 10)

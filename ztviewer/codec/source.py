@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import threading
@@ -23,6 +24,11 @@ __all__ = ["LOCAL_FILE", "PREAD_LIMIT", "InMemorySource", "LocalFile", "Source",
 
 PREAD_LIMIT = 16 << 20  # larger reads go through the map
 LOCAL_FILE = Capabilities(views=True, mapped=True, descriptor=True)
+#: a local file the process could not map (its address space is too small for it): read, never mapped
+UNMAPPED_FILE = Capabilities(views=False, mapped=False, descriptor=True)
+#: why mapping a file can fail for want of address space (errno; Windows: not enough memory, paging file too small)
+_NO_ROOM = {errno.ENOMEM, errno.EOVERFLOW, errno.EFBIG}
+_NO_ROOM_WINDOWS = {8, 1455}
 
 
 if TYPE_CHECKING:  # (a protocol class costs some 0.1 ms to create at start-up)
@@ -176,7 +182,7 @@ class LocalFile(Source):
     A zero-byte file cannot be mapped; it is represented by an empty buffer.
     """
 
-    capabilities = LOCAL_FILE
+    capabilities: Capabilities = LOCAL_FILE
     _released = False
     _within: int | None = None  # only the first bytes matter: see read_prefix_only
 
@@ -244,9 +250,29 @@ class LocalFile(Source):
             if self._file is None:
                 raise ValueError(f"{self.path} is closed")
             self.require_unchanged(within)  # a shorter file maps fewer bytes; pages past its end are fatal
-            self._map = map_file(self._file.fileno(), self, self._within)
+            try:
+                self._map = map_file(self._file.fileno(), self, self._within)
+            except OSError as exc:
+                if exc.errno not in _NO_ROOM and getattr(exc, "winerror", None) not in _NO_ROOM_WINDOWS:
+                    raise
+                self.capabilities = UNMAPPED_FILE  # from now on read, not mapped
+                raise MemoryError(f"{self.path} ({self.size:,} bytes) cannot be mapped: {exc.strerror}") from exc
             self._buffer = memoryview(self._map)
         return self._buffer
+
+    def _read_unmapped(self, offset: int, length: int) -> memoryview:
+        """``length`` bytes at ``offset`` read into memory of their own (a file too large to map)."""
+        data = self._pread(offset, length)
+        if data is not None:
+            if len(data) < length:
+                raise ended(self.path, offset + len(data), self.size, "range", {})
+            return memoryview(data)
+        gathered = bytearray(length)
+        done = 0
+        for chunk in self.read_chunks(offset, length, reuse=True):
+            gathered[done:done + len(chunk)] = chunk
+            done += len(chunk)
+        return memoryview(gathered).toreadonly()
 
     def _pread(self, offset: int, length: int) -> bytes | None:
         """``length`` bytes at ``offset`` without the map (fewer where the file now ends: a truncated file is
@@ -265,7 +291,8 @@ class LocalFile(Source):
         return data
 
     def view(self, offset: int, length: int, what: str = "range", **where: str | None) -> memoryview:
-        """A zero-copy view of ``length`` bytes at ``offset`` (refused once the file changed on disk)."""
+        """A zero-copy view of ``length`` bytes at ``offset`` (refused once the file changed on disk); a copy
+        when the file could not be mapped (then :attr:`capabilities` says so: no views, no map)."""
         return self.view_within(None, offset, length, what, **where)
 
     def view_within(self, within: int | None, offset: int, length: int, what: str = "range",
@@ -273,7 +300,14 @@ class LocalFile(Source):
         self.check_range(offset, length, what, **where)
         if length and self._file is not None:
             self.require_unchanged(within)
-        return self._mapped(within)[offset:offset + length]
+        if self.capabilities is UNMAPPED_FILE:
+            return self._read_unmapped(offset, length)
+        try:
+            return self._mapped(within)[offset:offset + length]
+        except MemoryError:
+            if self.capabilities is not UNMAPPED_FILE:
+                raise
+            return self._read_unmapped(offset, length)
 
     def read(self, offset: int, length: int, what: str = "range", **where: str | None) -> bytes:
         """A copy of ``length`` bytes at ``offset`` (read without mapping the file when small)."""
