@@ -74,17 +74,49 @@ def test_a_missing_qt_library_is_named_with_its_packages(tmp_path):
 def test_display_and_plugin_checks():
     linux_like = hasattr(os, "uname") and sys.platform not in ("darwin", "win32")
     fine = lambda: None  # noqa: E731
+    reachable = lambda environ, platform: None  # noqa: E731
     assert gui_requirements.problem({"QT_QPA_PLATFORM": "offscreen"}, fine) is None
     if linux_like:
         assert "needs a display" in gui_requirements.problem({}, fine)
         assert "Wayland" in gui_requirements.problem({"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"}, fine)
         found = {"xcb": "libxcb.so.1"}
-        message = gui_requirements.problem({"DISPLAY": ":0"}, fine, found.get)
+        message = gui_requirements.problem({"DISPLAY": ":0"}, fine, found.get, reachable)
         assert "libxcb-cursor" in message and "libxcb-cursor0" in message and "xcb-util-cursor" in message
-        assert gui_requirements.problem({"DISPLAY": ":0"}, fine, lambda name: "lib.so") is None
-        assert gui_requirements.problem({"DISPLAY": ":0"}, fine, lambda name: None) is None  # cannot look: no guess
-        assert gui_requirements.problem({"WAYLAND_DISPLAY": "wayland-0"}, fine, lambda name: None) is None
+        assert gui_requirements.problem({"DISPLAY": ":0"}, fine, lambda name: "lib.so", reachable) is None
+        # cannot look libraries up: no guess
+        assert gui_requirements.problem({"DISPLAY": ":0"}, fine, lambda name: None, reachable) is None
+        assert gui_requirements.problem({"WAYLAND_DISPLAY": "wayland-0"}, fine, lambda name: None, reachable) is None
     assert gui_requirements.library_in("libxkbcommon.so.0: cannot open shared object file") == "xkbcommon"
+
+
+@pytest.mark.skipif(not hasattr(os, "uname") or sys.platform == "darwin", reason="X11/Wayland systems only")
+def test_a_display_that_names_no_running_server_is_said_before_qt_aborts(tmp_path):
+    """Issue 29 item 9: DISPLAY / WAYLAND_DISPLAY pointing at nothing made Qt abort (status 134) with a hint about
+    xcb-cursor; the launcher now finds that nothing answers there and says so."""
+    env = {**_no_display_env(), "DISPLAY": ":97", "WAYLAND_DISPLAY": "no-such-wayland",
+           "XDG_RUNTIME_DIR": str(tmp_path)}
+    done = _run([sys.executable, "-m", "ztviewer", str(SAMPLE)], env=env)
+    assert done.returncode == 1, done.stderr
+    assert "DISPLAY=:97 names an X server that is not running here" in done.stderr
+    assert "WAYLAND_DISPLAY=no-such-wayland names a Wayland compositor" in done.stderr
+    assert "Traceback" not in done.stderr and "xcb-cursor" not in done.stderr
+    remote = gui_requirements.x11_unreachable("127.0.0.1:59")  # port 6059: nothing listens there
+    assert remote == "DISPLAY=127.0.0.1:59 names an X server that does not answer (nothing listens at 127.0.0.1:6059)"
+
+
+def test_a_display_that_answers_passes(tmp_path):
+    import socket
+
+    if not hasattr(socket, "AF_UNIX") or sys.platform == "win32":
+        pytest.skip("no Unix sockets")
+    path = tmp_path / "wl-0"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(path))
+        server.listen(1)
+        environ = {"WAYLAND_DISPLAY": "wl-0", "XDG_RUNTIME_DIR": str(tmp_path)}
+        assert gui_requirements.wayland_unreachable(environ) is None
+        assert gui_requirements.display_unreachable({**environ, "DISPLAY": ":97"}, "") is None  # one answers
+    assert "not running" in gui_requirements.display_unreachable({"DISPLAY": ":97"}, "")
 
 
 def test_library_lookup_runs_ldconfig_once_and_agrees_with_ctypes(monkeypatch):
@@ -212,3 +244,24 @@ def test_install_script_uses_an_interpreter_that_has_ztviewer(tmp_path):
     entry = (tmp_path / "data" / "applications" / "ztviewer.desktop").read_text()
     exec_line = next(line for line in entry.splitlines() if line.startswith("Exec="))
     assert exec_line.split("=", 1)[1].split()[0] in (str(Path(sys.executable).with_name("ztviewer")), sys.executable)
+
+
+def test_gui_script_reads_its_command_line(monkeypatch, capsys):
+    """ztviewer-gui (no console on Windows) takes the window's options and files like ztviewer does."""
+    import tomllib
+    from pathlib import Path
+
+    from ztviewer import launch
+
+    scripts = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["gui-scripts"]
+    assert scripts["ztviewer-gui"] == "ztviewer.launch:gui_main"
+    monkeypatch.setattr(sys, "argv", ["ztviewer-gui", "--help"])
+    with pytest.raises(SystemExit) as stop:
+        launch.gui_main()
+    assert stop.value.code == 0
+    assert "--demo" in capsys.readouterr().out
+    seen: list[list[str]] = []
+    monkeypatch.setattr(launch, "launch_gui", lambda argv: seen.append(list(argv)) or 0)
+    monkeypatch.setattr(sys, "argv", ["ztviewer-gui", "a.zt", "--new-instance"])
+    assert launch.gui_main() == 0
+    assert seen == [["a.zt", "--new-instance"]]

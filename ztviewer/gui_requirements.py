@@ -108,8 +108,71 @@ def _import_qt() -> None:
     from PySide6 import QtGui, QtWidgets  # noqa: F401
 
 
+def _connects(family: int, address: str | tuple[str, int]) -> bool:
+    import socket
+
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.settimeout(2.0)
+            probe.connect(address)
+        return True
+    except OSError:
+        return False
+
+
+def x11_unreachable(display: str) -> str | None:
+    """Why nothing answers at X11 ``DISPLAY`` (``[host]:number[.screen]``), or ``None`` (also when it cannot be
+    told): a local display is a socket in ``/tmp/.X11-unix`` (or its Linux abstract twin), a remote one a TCP port
+    from 6000 on (``ssh -X`` forwards ``localhost:10``)."""
+    host, _, rest = display.rpartition(":")
+    number = rest.split(".")[0]
+    if not number.isdigit() or host.startswith("/"):  # a launchd socket path (macOS XQuartz) or unknown form
+        return None
+    if sys.platform == "win32":
+        return None
+    import socket
+
+    if host in ("", "unix"):
+        path = f"/tmp/.X11-unix/X{number}"
+        if _connects(socket.AF_UNIX, path) or (sys.platform == "linux" and _connects(socket.AF_UNIX, "\0" + path)):
+            return None
+        return f"DISPLAY={display} names an X server that is not running here (nothing answers at {path})"
+    port = 6000 + int(number)
+    if _connects(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET, (host.strip("[]"), port)):
+        return None
+    return f"DISPLAY={display} names an X server that does not answer (nothing listens at {host}:{port})"
+
+
+def wayland_unreachable(environ: Mapping[str, str]) -> str | None:
+    """Why nothing answers at ``WAYLAND_DISPLAY`` (a socket name in ``XDG_RUNTIME_DIR``, or a path), or ``None``."""
+    name = environ.get("WAYLAND_DISPLAY", "")
+    if sys.platform == "win32" or not name:
+        return None
+    import socket
+
+    runtime = environ.get("XDG_RUNTIME_DIR", "")
+    path = name if os.path.isabs(name) else os.path.join(runtime, name)
+    if not os.path.isabs(path):
+        return None  # no runtime folder: cannot tell
+    if _connects(socket.AF_UNIX, path):
+        return None
+    return f"WAYLAND_DISPLAY={name} names a Wayland compositor that is not running here (nothing answers at {path})"
+
+
+def display_unreachable(environ: Mapping[str, str], platform: str) -> str | None:
+    """Why the display the window would use does not answer, or ``None`` when one does (or it cannot be told)."""
+    x11 = x11_unreachable(environ["DISPLAY"]) if environ.get("DISPLAY") and platform != "wayland" else None
+    wayland = wayland_unreachable(environ) if environ.get("WAYLAND_DISPLAY") and platform != "xcb" else None
+    tried = [reason for reason, set_ in ((x11, environ.get("DISPLAY") and platform != "wayland"),
+                                         (wayland, environ.get("WAYLAND_DISPLAY") and platform != "xcb")) if set_]
+    if not tried or any(reason is None for reason in tried):
+        return None  # one of the displays the window may use answers
+    return "; ".join(reason for reason in tried if reason)
+
+
 def problem(environ: Mapping[str, str] | None = None, import_qt: Callable[[], None] = _import_qt,
-            find_library: Callable[[str], str | None] | None = None) -> str | None:
+            find_library: Callable[[str], str | None] | None = None,
+            unreachable: Callable[[Mapping[str, str], str], str | None] = display_unreachable) -> str | None:
     """Why the window cannot start here, with what to install; ``None`` when nothing is missing."""
     environ = os.environ if environ is None else environ
     platform = environ.get("QT_QPA_PLATFORM", "").split(":")[0].strip().lower()
@@ -124,6 +187,11 @@ def problem(environ: Mapping[str, str] | None = None, import_qt: Callable[[], No
             return (f"ztviewer's window needs a display, and no {wants} display is set here.\n"
                     "Run it from a desktop session (or with ssh -X), or use the command-line tools: "
                     "ztviewer info|check|convert|diff FILE (ztviewer --help).")
+        reason = unreachable(environ, platform)
+        if reason:
+            return (f"ztviewer's window needs a display: {reason}.\n"
+                    "Start the window from a desktop session (or with ssh -X), set DISPLAY / WAYLAND_DISPLAY to "
+                    "the one in use, or use the command-line tools: ztviewer info|check|convert|diff FILE.")
     try:
         import_qt()
     except ImportError as exc:

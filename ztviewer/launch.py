@@ -65,3 +65,8 @@ def launch_gui(argv: Sequence[str]) -> int:
     from .gui.app import main as gui_main
 
     return gui_main(files, new_instance=args.new_instance, compare=args.compare)
+
+
+def gui_main() -> int:
+    """The ``ztviewer-gui`` entry point (no console on Windows): the window's command line, read from ``sys.argv``."""
+    return launch_gui(sys.argv[1:])

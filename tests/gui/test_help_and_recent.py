@@ -118,3 +118,31 @@ def test_a_recent_file_is_written_after_the_events_waiting(qtbot, window, tmp_pa
     assert str(path) not in (window.settings.value(KEY) or [])
     qtbot.waitUntil(lambda: str(path) in (window.settings.value(KEY) or []), timeout=2000)
     assert window.recent.paths()[0] == str(path)
+
+
+def test_help_menu_opens_the_demo_files(qtbot, window):
+    from ztviewer.launch import demo_files
+
+    demos = demo_files()
+    assert len(demos) >= 3
+    assert window.actions_.demo in window.actions_.menus.help.actions()
+    window.actions_.demo.trigger()
+    for path in demos:
+        qtbot.waitUntil(lambda p=path: window.view_for(p) is not None, timeout=20000)
+
+
+@pytest.mark.no_qt_log
+def test_platform_notices_are_dropped_and_the_rest_printed(capfd):
+    from PySide6.QtCore import qInstallMessageHandler, qWarning
+
+    from ztviewer.gui.app import quiet_platform_notices
+
+    previous = quiet_platform_notices()
+    try:
+        qWarning("This plugin does not support propagateSizeHints()")
+        qWarning("ztviewer-test: a warning that must be shown")
+    finally:
+        qInstallMessageHandler(previous)  # type: ignore[arg-type]
+    err = capfd.readouterr().err
+    assert "propagateSizeHints" not in err
+    assert "ztviewer-test: a warning that must be shown" in err

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtCore import QCoreApplication, QMessageLogContext, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from ztviewer import __version__
@@ -22,6 +22,7 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
         if app is not None:
             raise RuntimeError("a QCoreApplication is running; ztviewer's windows need a QApplication")
         serial_fills()
+        quiet_platform_notices()
         app = QApplication(list(argv) if argv is not None else sys.argv[:1])
     if not QCoreApplication.organizationName():
         QCoreApplication.setOrganizationName(ORGANIZATION)
@@ -30,6 +31,28 @@ def create_application(argv: Sequence[str] | None = None) -> QApplication:
     QCoreApplication.setApplicationVersion(__version__)
     QApplication.setApplicationDisplayName("ztviewer")
     return app
+
+
+#: what Qt's platform plugins print that says nothing to a user: the offscreen and minimal platforms have no
+#: window manager to pass size hints to
+PLATFORM_NOTICES = ("This plugin does not support propagateSizeHints()",)
+
+
+def quiet_platform_notices() -> object:
+    """Drop :data:`PLATFORM_NOTICES` from Qt's log; every other message is printed as Qt would. Returns the
+    handler it replaced."""
+    previous = None
+
+    def handler(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+        if message in PLATFORM_NOTICES:
+            return
+        if previous is not None:
+            previous(kind, context, message)
+        else:
+            print(message, file=sys.stderr)
+
+    previous = qInstallMessageHandler(handler)
+    return previous
 
 
 def serial_fills() -> None:

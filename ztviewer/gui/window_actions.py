@@ -155,6 +155,8 @@ class WindowActions:
                                   "What to click: open, tree, bytes, inspect, problems, check, verify, edit, save")
         self.shortcuts_help = action("&Keyboard Shortcuts", w.show_shortcuts, "Ctrl+F1", None,
                                      "Every keyboard shortcut of the window and the open views")
+        self.demo = action("Open &Demo Files", self._open_demo_files, None, None,
+                           "Open the sample files that come with ztviewer (zTensor, safetensors, a tensor train)")
         self.about = action("&About ztviewer", w.show_about)
         self.about.setMenuRole(QAction.MenuRole.AboutRole)
         self.file_actions = [self.reload, self.close, self.find, self.goto, self.group, self.manifest_order,
@@ -207,6 +209,7 @@ class WindowActions:
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.quick_guide)
         help_menu.addAction(self.shortcuts_help)
+        help_menu.addAction(self.demo)
         help_menu.addSeparator()
         help_menu.addAction(self.about)
         self.menus = WindowMenus(file_menu, recent_menu, edit_menu, view_menu, tools_menu, help_menu, toolbar)
@@ -226,6 +229,15 @@ class WindowActions:
         if view is not None:
             view.inspect_tabs.setCurrentWidget(view.decoded_bytes)   # the hex view in front
             getattr(view.decoded_bytes.find_bar, what)()
+
+    def _open_demo_files(self) -> None:
+        from ..launch import demo_files
+
+        files = demo_files()
+        if files:
+            self.window.opener.open_paths(files)
+        else:
+            self.window.statusBar().showMessage("The demo files are missing from this installation", 8000)
 
     def _copy_code(self) -> None:
         self.copy_code_menu.copy_first()
