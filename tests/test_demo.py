@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ztviewer.cli import main
-from ztviewer.launch import demo_files
+from ztviewer.paths import demo_files
 
 
 def test_demo_has_one_file_of_each_kind():

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from .file_types import EXTENSIONS
 from .paths import SAMPLES as SAMPLES_DIR
+from .paths import demo_files
 
 #: the window's options (flag, help), shared with ``ztviewer --help``
 WINDOW_OPTIONS: tuple[tuple[str, str], ...] = (
@@ -22,10 +23,6 @@ WINDOW_USAGE = ("ztviewer [FILE…] [--demo] [--new-instance]     open files, sh
                 "       ztviewer --compare A B                        compare two files or sets in the window\n"
                 "       ztviewer --install-desktop | --uninstall-desktop")
 
-
-def demo_files() -> list[str]:
-    suffixes = {"." + e for e in EXTENSIONS}
-    return sorted(str(p) for p in SAMPLES_DIR.glob("*") if p.suffix in suffixes)
 
 
 def launch_gui(argv: Sequence[str]) -> int:

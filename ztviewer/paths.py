@@ -13,3 +13,11 @@ ICONS = RESOURCES / "icons"
 SAMPLES = RESOURCES / "samples"
 LINUX_DESKTOP = RESOURCES / "linux"
 APP_ICON_SVG = ICONS / "ztviewer.svg"
+
+
+def demo_files() -> list[str]:
+    """The bundled sample files ``--demo`` and Help ▸ Open Demo Files open."""
+    from .file_types import EXTENSIONS
+
+    suffixes = {"." + e for e in EXTENSIONS}
+    return sorted(str(p) for p in SAMPLES.glob("*") if p.suffix in suffixes)

@@ -121,7 +121,7 @@ def test_a_recent_file_is_written_after_the_events_waiting(qtbot, window, tmp_pa
 
 
 def test_help_menu_opens_the_demo_files(qtbot, window):
-    from ztviewer.launch import demo_files
+    from ztviewer.paths import demo_files
 
     demos = demo_files()
     assert len(demos) >= 3

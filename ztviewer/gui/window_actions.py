@@ -231,7 +231,7 @@ class WindowActions:
             getattr(view.decoded_bytes.find_bar, what)()
 
     def _open_demo_files(self) -> None:
-        from ..launch import demo_files
+        from ..paths import demo_files
 
         files = demo_files()
         if files:
