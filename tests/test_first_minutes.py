@@ -139,6 +139,9 @@ def test_library_lookup_runs_ldconfig_once_and_agrees_with_ctypes(monkeypatch):
 
 
 def test_demo_without_its_files_says_so(monkeypatch, tmp_path, capsys):
+    from ztviewer import paths
+
+    monkeypatch.setattr(paths, "SAMPLES", tmp_path)
     monkeypatch.setattr(launch, "SAMPLES_DIR", tmp_path)
     monkeypatch.setattr(gui_requirements, "problem", lambda: pytest.fail("the window must not start"))
     assert launch.launch_gui(["--demo"]) == 1
